@@ -1,0 +1,31 @@
+"""State of the agent graph.
+
+Keys:
+  messages        the conversation (``add_messages``); the planner appends tool-calling AI messages, the
+                  tool node their results, ``respond`` the answer
+  memory_query    what the memory node recalls for (set by the planner; the newest human text)
+  memory_context  the fenced block recalled by the memory subgraph (never appended to ``messages``)
+  recall          the memory subgraph's recall record (``Recall.model_dump()``) of this turn
+  last_recall_id  the recall the latest answer used; the next human turn credits or blames it
+  credit          the outcome the memory subgraph applied at the start of this turn (if any)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+
+@dataclass(kw_only=True)
+class AgentState:
+    """The agent's state (see the module docstring for each key)."""
+
+    messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
+    memory_query: str = ""
+    memory_context: str = ""
+    recall: dict[str, Any] | None = None
+    last_recall_id: str | None = None
+    credit: dict[str, Any] | None = None

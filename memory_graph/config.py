@@ -1,0 +1,99 @@
+"""Configuration of the memory subgraph: the `Context` dataclass and its environment fallbacks.
+
+LangGraph passes a `Context` instance per run (``graph.invoke(..., context=Context(...))``) and nodes
+read it through ``Runtime[Context]``. Every field falls back to an environment variable so that
+`langgraph dev` / Studio runs without any code:
+
+==========================  ===============================  =====================
+field                       environment variable             default
+==========================  ===============================  =====================
+store_path                  MEMORY_GRAPH_STORE               ./.memory-graph
+user_id                     MEMORY_GRAPH_USER                default
+budget_tokens               MEMORY_GRAPH_BUDGET              400 (tokens)
+max_items                   MEMORY_GRAPH_MAX_ITEMS           12
+model                       MEMORY_GRAPH_MODEL               "" (no LLM: offline)
+base_url                    OPENAI_BASE_URL                  "" (OpenAI)
+embedding_model             MEMORY_GRAPH_EMBEDDING_MODEL     "" (packaged MiniLM)
+encoding                    MEMORY_GRAPH_ENCODING            o200k_base
+trust                       MEMORY_GRAPH_TRUST               namespace
+linking                     MEMORY_GRAPH_LINKING             1 (on)
+learning                    MEMORY_GRAPH_LEARNING            1 (on)
+selection                   MEMORY_GRAPH_SELECTION           knapsack (or topk)
+==========================  ===============================  =====================
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Literal
+
+Trust = Literal["namespace", "source"]
+Selection = Literal["knapsack", "topk"]
+
+
+def _env(name: str, default: str) -> str:
+    value = os.environ.get(name)
+    return value if value not in (None, "") else default
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value in (None, ""):
+        return default
+    return value.strip().lower() not in {"0", "false", "no", "off"}
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Run-time configuration of the memory subgraph (LangGraph ``context_schema``).
+
+    Attributes:
+        store_path: folder holding ``ledger.sqlite3`` and the ``chroma/`` index.
+        user_id: the namespace every read and write is confined to.
+        budget_tokens: token budget of the recalled context block (o200k_base tokens by default).
+        max_items: most memories one recall may return.
+        model: chat model name; empty means no LLM (rule extractor, offline responder).
+        base_url: OpenAI-compatible server URL (Ollama, vLLM); empty means api.openai.com.
+        embedding_model: sentence-transformers name or path; empty means the packaged all-MiniLM-L6-v2.
+        encoding: tokenizer vocabulary for token counts (``o200k_base`` or ``cl100k_base``).
+        trust: ``namespace`` (anyone in the namespace may update a fact) or ``source``
+            (a source updates only its own claims; conflicting sources contest).
+        linking: link new memories to what they supersede (off only for ablations).
+        learning: learn usefulness from outcomes (off only for ablations).
+        selection: ``knapsack`` (exact 0/1 knapsack over expected usefulness) or ``topk``.
+    """
+
+    store_path: str = field(default_factory=lambda: _env("MEMORY_GRAPH_STORE", "./.memory-graph"))
+    user_id: str = field(default_factory=lambda: _env("MEMORY_GRAPH_USER", "default"))
+    budget_tokens: int = field(default_factory=lambda: int(_env("MEMORY_GRAPH_BUDGET", "400")))
+    max_items: int = field(default_factory=lambda: int(_env("MEMORY_GRAPH_MAX_ITEMS", "12")))
+    model: str = field(default_factory=lambda: _env("MEMORY_GRAPH_MODEL", ""))
+    base_url: str = field(default_factory=lambda: _env("OPENAI_BASE_URL", ""))
+    embedding_model: str = field(default_factory=lambda: _env("MEMORY_GRAPH_EMBEDDING_MODEL", ""))
+    encoding: str = field(default_factory=lambda: _env("MEMORY_GRAPH_ENCODING", "o200k_base"))
+    trust: Trust = field(default_factory=lambda: _env("MEMORY_GRAPH_TRUST", "namespace"))  # type: ignore[arg-type]
+    linking: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LINKING", True))
+    learning: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LEARNING", True))
+    selection: Selection = field(default_factory=lambda: _env("MEMORY_GRAPH_SELECTION", "knapsack"))  # type: ignore[arg-type]
+
+    def __post_init__(self) -> None:
+        if not str(self.user_id).strip():
+            raise ValueError("user_id must be a non-empty string")
+        if self.budget_tokens <= 0:
+            raise ValueError(f"budget_tokens must be positive, got {self.budget_tokens}")
+        if self.max_items <= 0:
+            raise ValueError(f"max_items must be positive, got {self.max_items}")
+        if self.trust not in ("namespace", "source"):
+            raise ValueError(f"trust must be 'namespace' or 'source', got {self.trust!r}")
+        if self.selection not in ("knapsack", "topk"):
+            raise ValueError(f"selection must be 'knapsack' or 'topk', got {self.selection!r}")
+
+    def replace(self, **changes: object) -> Context:
+        """Return a copy with ``changes`` applied (unknown names raise ``TypeError``)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"unknown Context fields: {sorted(unknown)}")
+        values.update(changes)
+        return Context(**values)  # type: ignore[arg-type]

@@ -1,0 +1,190 @@
+"""Credit assignment: turn an answer's outcome into per-memory credit or blame, and retention changes.
+
+Which memories were *used* (strongest evidence first):
+  1. ``used_ids`` given by the caller (weight 1.0),
+  2. ``[m:ID]`` citations in the answer (weight 1.0),
+  3. memories whose value appears verbatim in the answer or in tool-call arguments (weight 0.7).
+On success each used memory is credited with its weight (times 0.5 when the outcome was only inferred
+from the user moving on); on failure each used memory is blamed. Shown memories that were not used get
+one *unrewarded* exposure, which lowers their Beta posterior slightly and drives retention.
+
+Retention (per memory, never from rarity of use, only from exposures without credit):
+  active -> low_value after 6 unrewarded exposures with no credit, -> compressed after 12, -> archived after
+  24; any credit revives to active. Every transition is an event with its reason; nothing is deleted.
+A failed answer that used a memory for which a newer same-key memory exists supersedes it
+("correction after a failed answer").
+Outcomes inferred from the next user turn: a correction ("no", "that's wrong", "actually ...") is a
+failure that blames the used memories; anything else is a weak success.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from memory_graph.config import Context
+from memory_graph.store import Store, new_id, now_iso
+
+CITATION = re.compile(r"\[m:([0-9a-f]{6,32})\]")
+CORRECTION = re.compile(
+    r"^\s*(?:no\b|nope\b|wrong\b|that'?s (?:not|wrong|incorrect|outdated)|not anymore|incorrect\b|actually\b|"
+    r"you'?re wrong|that was wrong|not true)",
+    re.IGNORECASE,
+)
+RETENTION_STEPS = [(24, "archived"), (12, "compressed"), (6, "low_value")]
+
+
+def cited_ids(answer: str) -> list[str]:
+    """Memory ids cited as ``[m:ID]`` in ``answer``, in order, without repeats."""
+    return list(dict.fromkeys(CITATION.findall(answer or "")))
+
+
+def infer_outcome(next_user_turn: str) -> bool:
+    """Outcome of the previous answer from the next user turn: False for a correction, else True."""
+    return not bool(CORRECTION.match(next_user_turn or ""))
+
+
+def used_memories(
+    rows: dict[str, Any], answer: str | None, used_ids: Sequence[str] | None, tool_args: str = ""
+) -> dict[str, float]:
+    """``{memory_id: weight}`` of the shown memories that the answer used (see module docstring)."""
+    used: dict[str, float] = {}
+    for mid in used_ids or []:
+        if mid in rows:
+            used[mid] = 1.0
+    for mid in cited_ids(answer or ""):
+        if mid in rows:
+            used[mid] = 1.0
+    haystack = f"{answer or ''} {tool_args}".lower()
+    for mid, row in rows.items():
+        value = (row["value"] or "").strip().lower()
+        if mid not in used and 3 <= len(value) <= 60 and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", haystack):
+            used[mid] = 0.7
+    return used
+
+
+def apply_feedback(
+    store: Store,
+    ctx: Context,
+    recall_id: str,
+    success: bool,
+    *,
+    used_ids: Sequence[str] | None = None,
+    answer: str | None = None,
+    tool_args: str = "",
+    origin: str = "explicit",
+) -> dict[str, Any]:
+    """Record the outcome of recall ``recall_id`` and update the ledger statistics.
+
+    Returns ``{"recall_id", "success", "credited": {id: w}, "blamed": {id: w}, "transitions": [...]}``.
+
+    Raises:
+        KeyError: no such recall in this namespace.
+        ValueError: the recall already has an outcome, or ``used_ids`` names a memory it did not show.
+    """
+    ns = ctx.user_id
+    rec = store.ledger.query("SELECT * FROM recalls WHERE namespace=? AND id=?", (ns, recall_id))
+    if not rec:
+        raise KeyError(f"no recall {recall_id!r} in namespace {ns!r}")
+    recall_row = rec[0]
+    if recall_row["outcome"] is not None:
+        raise ValueError(f"recall {recall_id!r} already has an outcome ({recall_row['outcome']})")
+    shown: list[str] = json.loads(recall_row["chosen"])
+    unknown = [m for m in used_ids or [] if m not in shown]
+    if unknown:
+        raise ValueError(f"used_ids not shown by recall {recall_id!r}: {unknown}")
+    rows = store.ledger.memories(ns, shown)
+    used = used_memories(rows, answer, used_ids, tool_args)
+    weight = 1.0 if origin == "explicit" else 0.5
+    task = recall_row["task"] or ""
+    credited: dict[str, float] = {}
+    blamed: dict[str, float] = {}
+    transitions: list[dict[str, str]] = []
+    invalidated: list[str] = []
+    with store.write_lock, store.ledger.tx() as cur:
+        cur.execute(
+            "INSERT INTO feedback(id, namespace, recall_id, success, used_ids, origin, created_at) VALUES (?,?,?,?,?,?,?)",
+            (new_id(), ns, recall_id, int(success), json.dumps(sorted(used)), origin, now_iso()),
+        )
+        cur.execute("UPDATE recalls SET outcome=? WHERE id=?", ("success" if success else "failure", recall_id))
+        if not ctx.learning:
+            return {"recall_id": recall_id, "success": success, "credited": {}, "blamed": {}, "transitions": []}
+        for mid in shown:
+            if mid in used and success:
+                credited[mid] = round(used[mid] * weight, 3)
+                column, amount = "credited", credited[mid]
+            elif mid in used:
+                blamed[mid] = round(used[mid] * weight, 3)
+                column, amount = "blamed", blamed[mid]
+            else:
+                column, amount = "unrewarded", 1.0
+            for cls in {"", task}:
+                cur.execute(
+                    f"INSERT INTO stats(namespace, memory_id, task_class, {column}) VALUES (?,?,?,?) "
+                    f"ON CONFLICT(namespace, memory_id, task_class) DO UPDATE SET {column} = {column} + excluded.{column}",
+                    (ns, mid, cls, amount),
+                )
+            event = "credited" if mid in credited else "blamed" if mid in blamed else "shown_unused"
+            cur.execute(
+                "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
+                (ns, mid, event, json.dumps({"recall": recall_id, "origin": origin, "task": task}), now_iso()),
+            )
+            transitions.extend(_retention_step(cur, ns, mid, rows[mid]["retention"] if mid in rows else "active", mid in credited))
+        if not success:
+            invalidated = _invalidate_replaced(cur, ns, list(blamed))
+    store.sync_metadata(sorted({t["id"] for t in transitions} | set(invalidated)))
+    return {"recall_id": recall_id, "success": success, "credited": credited, "blamed": blamed,
+            "transitions": transitions, "invalidated": invalidated}
+
+
+def _retention_step(cur: Any, ns: str, mid: str, current: str, was_credited: bool) -> list[dict[str, str]]:
+    row = cur.execute(
+        "SELECT credited, unrewarded FROM stats WHERE namespace=? AND memory_id=? AND task_class=''", (ns, mid)
+    ).fetchone()
+    if row is None:
+        return []
+    if was_credited:
+        target, reason = "active", "credited use"
+    elif row["credited"] > 0:
+        return []
+    else:
+        target, reason = current, ""
+        for threshold, state in RETENTION_STEPS:
+            if row["unrewarded"] >= threshold:
+                target, reason = state, f"{int(row['unrewarded'])} exposures without credit"
+                break
+    if target == current:
+        return []
+    cur.execute("UPDATE memories SET retention=?, updated_at=?, indexed=0 WHERE id=? AND namespace=?", (target, now_iso(), mid, ns))
+    cur.execute(
+        "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
+        (ns, mid, f"retention:{target}", json.dumps({"from": current, "reason": reason}), now_iso()),
+    )
+    return [{"id": mid, "from": current, "to": target, "reason": reason}]
+
+
+def _invalidate_replaced(cur: Any, ns: str, blamed: list[str]) -> list[str]:
+    out = []
+    for mid in blamed:
+        old = cur.execute("SELECT * FROM memories WHERE namespace=? AND id=?", (ns, mid)).fetchone()
+        if old is None or old["status"] not in ("current", "contested") or old["kind"] == "event" or old["multi"]:
+            continue
+        newer = cur.execute(
+            "SELECT id, valid_from FROM memories WHERE namespace=? AND subject=? AND attribute=? AND scope=? "
+            "AND id != ? AND valid_from > ? AND status IN ('current','contested') ORDER BY valid_from DESC LIMIT 1",
+            (ns, old["subject"], old["attribute"], old["scope"], mid, old["valid_from"]),
+        ).fetchone()
+        if newer is None:
+            continue
+        cur.execute(
+            "UPDATE memories SET status='superseded', valid_to=?, updated_at=?, indexed=0 WHERE id=?",
+            (newer["valid_from"], now_iso(), mid),
+        )
+        cur.execute(
+            "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
+            (new_id(), ns, newer["id"], mid, "supersedes", "correction after a failed answer", now_iso()),
+        )
+        out.append(mid)
+    return out

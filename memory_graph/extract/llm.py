@@ -1,0 +1,95 @@
+"""The LLM extractor: a chat model's structured output (``with_structured_output``) into pydantic models.
+
+On any failure (timeout, refusal, malformed output) it retries once, then falls back to the rule
+extractor; the observation is stored either way. Relative dates in ``when`` resolve against the
+observation's time with ``dateparser``. The assistant's own turns are never sent for extraction.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel, Field
+
+from memory_graph.extract import rules
+from memory_graph.records import MemoryRecord, Observation
+from memory_graph.timeutil import parse_time, resolve_relative, to_iso
+
+log = logging.getLogger(__name__)
+
+SYSTEM = (
+    "You extract durable memories from one chat message. Return only facts the speaker states as true "
+    "(not questions, not hypotheticals or role-play, not the assistant's words). subject is 'self' for the "
+    "speaker, otherwise the person's name (e.g. 'Leo' for 'my brother Leo'). attribute is a short key "
+    "(location, employer, manager, diet, pets, likes, 'database for billing'). value is the value only. "
+    "scope is an environment, project, team or region the fact is limited to (e.g. staging), else empty. "
+    "negated=true when the message says the fact stopped being true. multi_valued=true for attributes that "
+    "hold several values at once (pets, likes, languages). when is the date phrase as said, if any."
+)
+
+
+class ExtractedFact(BaseModel):
+    """One fact as the LLM returns it."""
+
+    kind: Literal["state", "preference", "event", "note"] = "state"
+    subject: str = Field(description="'self' for the speaker, else the person's name")
+    attribute: str
+    value: str
+    scope: str = ""
+    negated: bool = False
+    multi_valued: bool = False
+    update: bool = Field(False, description="the message says this changed")
+    when: str | None = None
+    text: str = Field(description="the fact as one third-person sentence")
+
+
+class Extraction(BaseModel):
+    """All facts of one message."""
+
+    facts: list[ExtractedFact] = Field(default_factory=list)
+
+
+def extract(model: BaseChatModel, observation: Observation, retries: int = 1) -> list[MemoryRecord]:
+    """Records of ``observation`` from the chat model, or from the rule extractor if the model fails."""
+    if rules.is_assistant(observation.speaker):
+        return []
+    structured = model.with_structured_output(Extraction)
+    prompt = [("system", SYSTEM), ("human", f"Speaker: {observation.speaker}\nTime: {observation.time}\nMessage: {observation.text}")]
+    for attempt in range(retries + 1):
+        try:
+            result = structured.invoke(prompt)
+            if isinstance(result, dict):
+                result = Extraction.model_validate(result)
+            if not isinstance(result, Extraction):
+                raise TypeError(f"unexpected structured output {type(result).__name__}")
+            return [_to_record(f, observation) for f in result.facts if f.value.strip() and f.attribute.strip()]
+        except Exception as exc:  # noqa: BLE001 - any model failure falls back
+            log.warning("LLM extraction failed (attempt %d): %s", attempt + 1, exc)
+    return [r.model_copy(update={"extractor": "rules-fallback"}) for r in rules.extract(observation)]
+
+
+def _to_record(fact: ExtractedFact, obs: Observation) -> MemoryRecord:
+    base = parse_time(obs.time)
+    assert base is not None
+    valid_from = obs.time
+    if fact.when:
+        when, _ = resolve_relative(fact.when, base)
+        if when is None:
+            try:
+                when = parse_time(fact.when)
+            except ValueError:
+                when = None
+        if when is not None and when <= base:
+            valid_from = to_iso(when) or obs.time
+    subject = rules.speaker_subject(obs.speaker) if fact.subject.strip().lower() in {"self", "speaker", "i", "me", "user"} else fact.subject.strip()
+    attribute = fact.attribute.strip().lower().replace("_", " ")
+    return MemoryRecord(
+        text=fact.text.strip() or f"{subject} {attribute}: {fact.value}",
+        kind=fact.kind, subject=subject, attribute=attribute, value=fact.value.strip(), scope=fact.scope.strip().lower(),
+        source=obs.speaker, valid_from=valid_from, polarity=-1 if fact.negated else 1,
+        multi=fact.multi_valued or attribute in {"pets", "likes", "languages", "hobbies"},
+        update_cue=fact.update, confidence=0.8, frame=rules.mask_frame(fact.text, fact.value),
+        observation_id=obs.id, ref=obs.ref, extractor="llm",
+    )

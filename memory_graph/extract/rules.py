@@ -1,0 +1,389 @@
+"""The deterministic rule extractor: sentences -> (subject, attribute, value, scope) memory records.
+
+Decisions (see docs/ARCHITECTURE.md):
+- Only people's turns form memories; the assistant's and tools' turns are stored as observations only,
+  so the assistant's words never become facts about the user.
+- Questions, greetings and hypotheticals / role-play ("pretend my name is...", "for this demo") form none.
+- "my brother Leo ...", "Leo moved ..." make Leo the subject; "I/my/we/our" make the speaker the subject.
+- Relative dates ("last month") resolve against the observation's time into ``valid_from``.
+- Anything declarative that no pattern names becomes a ``note`` (or an ``event`` when it is dated or in
+  the past tense) whose attribute is its masked *frame*, so the linker can still compare it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from memory_graph.records import MemoryRecord, Observation
+from memory_graph.timeutil import RELATIVE_RE, parse_time, resolve_relative, to_iso
+
+ASSISTANT_SPEAKERS = {"assistant", "ai", "bot", "system", "tool"}
+USER_SPEAKERS = {"user", "human", "me"}
+
+RELATIONS = (
+    "brother|sister|mother|father|mom|mum|dad|wife|husband|partner|boyfriend|girlfriend|friend|best friend|"
+    "son|daughter|boss|colleague|coworker|co-worker|cousin|aunt|uncle|grandma|grandmother|grandpa|"
+    "grandfather|neighbor|neighbour|roommate|niece|nephew"
+)
+HYPOTHETICAL = re.compile(
+    r"\b(pretend|imagine|suppose|supposing|hypothetically|let'?s say|what if|role-?play|for (?:this|the) demo|"
+    r"in this (?:story|game)|if i were|just kidding|as a joke)\b",
+    re.IGNORECASE,
+)
+FORGET = re.compile(
+    r"\b(?:please\s+)?(?:forget|don'?t keep|do not keep|delete|erase|stop remembering|remove)\s+"
+    r"(?:about\s+|everything about\s+)?(?:my|the)\s+(?P<what>[\w' -]+?)\s*(?:[.!,]|$)",
+    re.IGNORECASE,
+)
+SMALL_TALK = re.compile(
+    r"^(hi|hello|hey|thanks|thank you|ok|okay|cool|great|perfect|good night|bye|sure|yes|no|ha+|hmm+|"
+    r"will do|got it|nice|wow|brr|morning|good morning)\b[\s!.,]*$",
+    re.IGNORECASE,
+)
+UPDATE_CUE = re.compile(
+    r"\b(now|moved|relocated|switched|changed|no longer|anymore|any more|stopped|quit|new|instead|"
+    r"replaced|migrated|moving|upgraded|downgraded|became|become|from now on|these days|nowadays|"
+    r"started|joined|left|gave up|went back|back to|not .* anymore|has been replaced)\b",
+    re.IGNORECASE,
+)
+NEGATION = re.compile(
+    r"^(?:no longer|don'?t|do not|doesn'?t|does not|stopped|quit|gave up|dropped|am not|'m not|"
+    r"are not|aren'?t|is not|isn'?t|never)\b",
+    re.IGNORECASE,
+)
+MULTI_CUE = re.compile(r"\b(also|too|as well|another|both|and also)\b", re.IGNORECASE)
+SCOPE_RE = re.compile(
+    r"\b(?:in|on|for|at)\s+(?:the\s+|our\s+)?(?P<scope>staging|production|prod|development|dev|qa|test|testing|"
+    r"analytics|eu[- ]region|us[- ]region|the eu|eu|us|europe|asia|apac|emea|[a-z0-9-]+ (?:project|team|region|cluster))\b",
+    re.IGNORECASE,
+)
+SCOPE_WORDS = r"(?:staging|production|prod|development|dev|qa|analytics|the eu region|eu region|the eu|eu|us region)"
+VERSIONED = re.compile(r"^([A-Za-z][\w+#-]*)\s+v?\d+(?:\.\d+)*\b")
+PLAIN_USE = re.compile(
+    r"^(?:now\s+|currently\s+|still\s+)?(?:use|uses|run|runs|are running|'re running|are on|'re on|upgraded to|downgraded to)\s+(?P<v>[A-Z][\w.+#-]*(?:\s+[\w.+#-]+)?)$"
+)
+DIETS = "vegetarian|vegan|pescatarian|pescetarian|gluten-free|keto|paleo|lactose intolerant|omnivore"
+PET_WORDS = "cat|cats|dog|dogs|puppy|kitten|hamster|rabbit|bunny|parrot|bird|fish|turtle|snake|horse|guinea pig"
+
+# (pattern on the clause after the subject, attribute, kind, multi, value is a list)
+Pattern = tuple[re.Pattern[str], str, str, bool]
+CLAUSE_PATTERNS: list[Pattern] = [
+    (re.compile(r"^(?:'s|is|am|'m)\s+called\s+(?P<v>.+)$|^name\s+is\s+(?P<v2>.+)$", re.I), "name", "state", False),
+    (re.compile(r"^(?:just\s+|recently\s+|finally\s+|have\s+|'ve\s+|has\s+)?(?:moved|relocated|moving)\s+(?:back\s+)?to\s+(?P<v>.+)$", re.I), "location", "state", False),
+    (re.compile(r"^(?:still\s+|now\s+|currently\s+)?(?:live|lives|living|am living|'m living|reside|resides|based)\s+in\s+(?P<v>.+)$", re.I), "location", "state", False),
+    (re.compile(r"^(?:'m|am|is)\s+(?:now\s+|currently\s+)?(?:based|living)\s+in\s+(?P<v>.+)$", re.I), "location", "state", False),
+    (re.compile(r"^(?:still\s+|now\s+|currently\s+)?(?:work|works|working|am working|'m working)\s+(?:at|for)\s+(?P<v>.+)$", re.I), "employer", "state", False),
+    (re.compile(r"^(?:just\s+|recently\s+)?(?:joined|started at|started working at|got a job at|got hired at|was hired by)\s+(?P<v>.+)$", re.I), "employer", "state", False),
+    (re.compile(rf"^(?:also\s+)?(?:have|has|got|adopted|own|owns|rescued)\s+(?:a|an|one|two|three|another|new)?\s*(?P<v>(?:\w+\s+)?(?:{PET_WORDS})\b.*)$", re.I), "pets", "state", True),
+    (re.compile(r"^(?:also\s+|really\s+)?(?:like|likes|love|loves|enjoy|enjoys|adore|adores)\s+(?P<v>.+)$", re.I), "likes", "preference", True),
+    (re.compile(r"^(?:also\s+|really\s+)?(?:hate|hates|dislike|dislikes|can't stand)\s+(?P<v>.+)$", re.I), "dislikes", "preference", True),
+    (re.compile(r"^(?:also\s+)?(?:speak|speaks)\s+(?P<v>.+)$", re.I), "languages", "state", True),
+    (re.compile(r"^(?:also\s+)?(?:'ve\s+|have\s+)?(?:picked up|took up|taken up|started)\s+(?P<v>(?!working|at\b).+)$", re.I), "hobbies", "preference", True),
+    (re.compile(rf"^(?:'m|am|is)\s+(?:now\s+|still\s+|a\s+)?(?P<v>{DIETS})\b.*$", re.I), "diet", "state", False),
+    (re.compile(rf"^(?:went|am going|'m going|have gone|'ve gone)\s+back\s+to\s+being\s+(?P<v>{DIETS})\b.*$", re.I), "diet", "state", False),
+    (re.compile(r"^(?:now\s+|still\s+)?(?:drive|drives)\s+(?:a|an)?\s*(?P<v>.+)$", re.I), "car", "state", False),
+    (re.compile(r"^(?:'m|am|is|work as)\s+(?:now\s+)?(?:a|an)\s+(?P<v>.+)$", re.I), "role", "state", False),
+    (re.compile(r"^(?:'m|am|is)\s+(?P<v>\d{1,3})(?: years old)?\s*$", re.I), "age", "state", False),
+]
+POSSESSIVE = re.compile(
+    r"^(?P<attr>(?:new\s+|current\s+|old\s+)?[a-z][a-z -]{1,40}?)\s+(?:is|are|'s)\s+(?:now\s+|still\s+)?(?P<v>.+)$", re.I
+)
+TOOL_USE = re.compile(
+    r"^(?:now\s+|currently\s+|still\s+)?(?:use|uses|using|are using|'re using|run|runs|are running|'re running|rely on|relies on|went with|go with|chose|picked|standardi[sz]ed on)\s+"
+    r"(?P<v>(?!only\b|on\b|every\b|most\b).+?)\s+(?:for|as|in|on|to)\s+(?:the\s+|our\s+)?(?P<topic>.+)$",
+    re.I,
+)
+SWITCH = re.compile(
+    r"^(?:just\s+|have\s+|'ve\s+)?(?:switched|moved|migrated|changed|upgraded|downgraded|ported)\s+(?:the\s+|our\s+)?(?P<topic>.+?)\s+(?:to|over to|onto)\s+(?P<v>.+)$",
+    re.I,
+)
+VALUE_STOP = re.compile(
+    r"(?:,|;|\s+-\s+|\s+because\b|\s+since\b|\s+so\b|\s+but\b|\s+which\b|\s+where\b|\s+and\s+(?:i|we|he|she|it|they|my|our)\b|\s+(?:there|now|too|as well|anymore|any more|these days|already)\b)",
+    re.I,
+)
+PAST_TENSE = re.compile(r"\b(?:went|did|saw|met|visited|bought|made|took|had|was|were|got|finished|attended|\w+ed)\b", re.I)
+
+
+@dataclass
+class SubjectResolution:
+    subject: str
+    clause: str
+    first_person: bool
+    possessive: bool
+
+
+def speaker_subject(speaker: str) -> str:
+    """The subject a speaker's first-person statements are about ("user" for the user)."""
+    s = speaker.strip()
+    return "user" if s.lower() in USER_SPEAKERS else s
+
+
+def is_assistant(speaker: str) -> bool:
+    """True for the assistant's, the system's and tools' turns (never facts about the user)."""
+    return speaker.strip().lower() in ASSISTANT_SPEAKERS
+
+
+PREAMBLE = re.compile(
+    r"^(?:(?:and|also|oh|so|well|but|anyway|btw|by the way|plus|actually|honestly|yes|yeah|okay|ok|hmm|hi|hey|"
+    r"right|sure|good|great|perfect|thanks|alright)\b[,!]?\s+|[\w' -]{1,30}:\s+)",
+    re.I,
+)
+CLAUSE_BREAK = re.compile(r"\s*(?:,|;)\s+(?:(?:but|and|so|because)\s+)?(?=(?:I|I'm|I've|we|we're|my|our)\b)")
+
+
+def strip_preamble(sentence: str) -> str:
+    """Drop leading interjections and topic labels ("Oh, and", "Work news too:") before the statement."""
+    previous = None
+    s = sentence.strip()
+    while previous != s:
+        previous = s
+        s = PREAMBLE.sub("", s, count=1).strip()
+    return s or sentence.strip()
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a turn into sentences and first-person clauses (keeping decimals like 7.2)."""
+    parts = re.split(r"(?<=[!?])\s+|(?<=[.])\s+(?=[A-Z\"'(])|\n+", text.strip())
+    out: list[str] = []
+    for part in parts:
+        out.extend(c.strip() for c in CLAUSE_BREAK.split(part) if c and c.strip())
+    return out
+
+
+def _resolve_subject(sentence: str, speaker_subj: str) -> SubjectResolution | None:
+    s = strip_preamble(sentence)
+    m = re.match(rf"^my\s+(?:(?:older|younger|little|big|best)\s+)?(?P<rel>{RELATIONS})(?:,?\s+(?P<name>[A-Z][a-z]+))?,?\s+(?P<rest>.+)$", s, re.I)
+    if m and not re.match(r"^(?:is|'s|are)\s+(?:called|named)\b", m.group("rest"), re.I):
+        name = m.group("name")
+        rest = m.group("rest")
+        if name and re.match(r"^(?:is|'s)\s+", rest, re.I) and not re.search(r"\b(?:lives?|works?|moved)\b", rest):
+            pass
+        subject = name or f"{speaker_subj}'s {m.group('rel').lower()}"
+        return SubjectResolution(subject, rest, False, False)
+    m = re.match(r"^(?:i|we|our team|our company|the team)\b\s*(?P<rest>.*)$", s, re.I)
+    if m:
+        return SubjectResolution(speaker_subj, m.group("rest"), True, False)
+    m = re.match(r"^(?:i'm|i've|i'd|we're|we've)\b\s*(?P<rest>.*)$", s, re.I)
+    if m:
+        contraction = s.split()[0].lower()
+        prefix = {"i'm": "'m ", "we're": "'re ", "i've": "'ve ", "we've": "'ve ", "i'd": "'d "}[contraction]
+        return SubjectResolution(speaker_subj, prefix + m.group("rest"), True, False)
+    m = re.match(r"^(?:my|our)\s+(?P<rest>.+)$", s, re.I)
+    if m:
+        return SubjectResolution(speaker_subj, m.group("rest"), True, True)
+    m = re.match(r"^(?P<name>[A-Z][a-z]+)\s+(?P<rest>(?:lives|moved|works|got|started|joined|switched|adopted|likes|loves|married)\b.*)$", s)
+    if m and m.group("name").lower() not in {"it", "this", "that", "there", "he", "she", "they", "what", "which", "who"}:
+        return SubjectResolution(m.group("name"), m.group("rest"), False, False)
+    return None
+
+
+def clean_value(raw: str) -> str:
+    """Cut a captured value at clause boundaries, time phrases and filler; strip punctuation."""
+    value = VALUE_STOP.split(raw, maxsplit=1)[0]
+    value = RELATIVE_RE.sub("", value)
+    value = re.sub(r"\b(?:last|next|this)\s+(?:week|month|year|weekend)\b", "", value, flags=re.I)
+    value = re.sub(r"[\s.!?\"')]+$", "", value).strip(" ,.;:!?\"'")
+    value = re.sub(r"^(?:the|a|an)\s+(?=[A-Z])", "", value)
+    return re.sub(r"\s{2,}", " ", value)
+
+
+def _normalise_scope(raw: str) -> str:
+    scope = raw.lower().strip()
+    return {"the eu": "eu", "eu region": "eu", "eu-region": "eu", "europe": "eu", "dev": "development",
+            "prod": "production", "us-region": "us", "us region": "us", "testing": "test"}.get(scope, scope)
+
+
+def _scope(sentence: str) -> tuple[str, str]:
+    m = SCOPE_RE.search(sentence)
+    if not m:
+        return "", sentence
+    scope = _normalise_scope(m.group("scope"))
+    rest = (sentence[: m.start()] + sentence[m.end() :]).strip()
+    return scope, re.sub(r"\s{2,}", " ", rest)
+
+
+def _third_person_text(sentence: str, subject: str, first_person: bool) -> str:
+    if not first_person:
+        return sentence
+    name = "The user" if subject == "user" else subject
+    out = re.sub(r"\bI'm\b|\bI am\b", f"{name} is", sentence)
+    out = re.sub(r"\bI've\b", f"{name} has", out)
+    out = re.sub(r"\bI'd\b", f"{name} would", out)
+    out = re.sub(r"\bI'll\b", f"{name} will", out)
+    out = re.sub(r"^I\b|(?<=[\s,;:(])I\b", name, out)
+    poss = "the user's" if subject == "user" else f"{subject}'s"
+    out = re.sub(r"^My\b", poss[0].upper() + poss[1:], out)
+    out = re.sub(r"\bmy\b", poss, out)
+    out = re.sub(r"\bmine\b", poss, out)
+    out = re.sub(r"\b(?:me|myself)\b", "the user" if subject == "user" else subject, out)
+    return out
+
+
+TEMPLATES = {
+    "location": "{S} lives in {V}",
+    "employer": "{S} works at {V}",
+    "role": "{S} is a {V}",
+    "name": "{P} name is {V}",
+    "pets": "{S} has a pet: {V}",
+    "likes": "{S} likes {V}",
+    "dislikes": "{S} dislikes {V}",
+    "languages": "{S} speaks {V}",
+    "hobbies": "{S} has taken up {V}",
+    "diet": "{P} diet is {V}",
+    "car": "{P} car is a {V}",
+    "age": "{S} is {V} years old",
+}
+
+
+def canonical_text(subject: str, attribute: str, value: str, scope: str, polarity: int, fallback: str) -> str:
+    """A focused third-person statement of the record ("The user lives in Porto (scope: staging)")."""
+    if polarity < 0:
+        return fallback
+    name = "The user" if subject == "user" else subject
+    poss = "The user's" if subject == "user" else f"{subject}'s"
+    if attribute.startswith("tool for "):
+        text = f"{name} uses {value} for {attribute[len('tool for '):]}"
+    else:
+        text = TEMPLATES.get(attribute, "{P} {A} is {V}").format(S=name, P=poss, A=attribute, V=value)
+    return text + (f" (in {scope})" if scope else "") + "."
+
+
+def mask_frame(text: str, value: str) -> str:
+    """The *frame* of a statement: the text with its value span, proper names, numbers and dates masked."""
+    frame = text
+    if value:
+        frame = re.sub(re.escape(value), " X ", frame, flags=re.I)
+    frame = RELATIVE_RE.sub(" ", frame)
+    frame = re.sub(r"\b\d+(?:[.,]\d+)*\b", " N ", frame)
+    frame = re.sub(r"(?<!^)(?<![.!?]\s)\b[A-Z][\w-]+(?:\s+[A-Z][\w-]+)*", " X ", frame)
+    frame = re.sub(r"(?:\bX\b\s*)+", "X ", frame)
+    return re.sub(r"\s+", " ", frame).strip(" .!?").lower()
+
+
+def _normalise_attribute(attr: str) -> str:
+    attr = re.sub(r"^(?:new|current|old|former|previous|present)\s+", "", attr.strip().lower())
+    attr = re.sub(r"\s+at\s+\w+$", "", attr)
+    return attr.replace("favourite", "favorite")
+
+
+def extract(observation: Observation) -> list[MemoryRecord]:
+    """Memory records of one observation (empty for assistant/tool turns, questions and small talk)."""
+    if is_assistant(observation.speaker):
+        return []
+    base_time = parse_time(observation.time)
+    assert base_time is not None
+    speaker_subj = speaker_subject(observation.speaker)
+    records: list[MemoryRecord] = []
+    for sentence in split_sentences(observation.text):
+        records.extend(_extract_sentence(sentence, speaker_subj, base_time, observation))
+    return records
+
+
+def _record(sentence: str, observation: Observation, base: datetime, **fields: object) -> MemoryRecord:
+    when, _ = resolve_relative(sentence, base)
+    dated_past = when is not None and when <= base and bool(PAST_TENSE.search(sentence))
+    valid_from = to_iso(when if dated_past else base)
+    return MemoryRecord(
+        source=observation.speaker,
+        valid_from=valid_from or observation.time,
+        observation_id=observation.id,
+        ref=observation.ref,
+        update_cue=bool(UPDATE_CUE.search(sentence)),
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Observation) -> list[MemoryRecord]:
+    text = sentence.strip()
+    if len(text) < 3 or text.endswith("?") or SMALL_TALK.match(text) or HYPOTHETICAL.search(text):
+        return []
+    forget = FORGET.search(text)
+    if forget:
+        what = clean_value(forget.group("what")) or forget.group("what").strip()
+        return [
+            _record(text, obs, base, text=text, kind="note", subject=speaker_subj, attribute=_normalise_attribute(what),
+                    value=what, forget=True, polarity=-1, confidence=0.9)
+        ]
+    body = strip_preamble(text)
+    scope, unscoped = _scope(body)
+    lead_scope = re.match(rf"^(?P<scope>{SCOPE_WORDS})\s+(?:is|are|runs|run)\s+(?:still\s+|now\s+)?(?:on|running|using)\s+(?P<rest>.+)$", body, re.I)
+    if lead_scope:
+        scope, unscoped = _normalise_scope(lead_scope.group("scope")), "we run " + lead_scope.group("rest")
+    resolved = _resolve_subject(unscoped, speaker_subj)
+    statement = _third_person_text(body, resolved.subject if resolved else speaker_subj, bool(resolved and resolved.first_person))
+    if resolved is None:
+        if len(text.split()) < 4:
+            return []
+        kind = "event" if RELATIVE_RE.search(text) or PAST_TENSE.search(text) else "note"
+        return [_record(text, obs, base, text=statement, kind=kind, subject=speaker_subj, attribute=mask_frame(body, ""),
+                        value=body, scope=scope, frame=mask_frame(body, ""), confidence=0.5)]
+    if not scope:
+        scope, clause = _scope(resolved.clause)
+    else:
+        clause = resolved.clause
+    clause = clause.strip().rstrip(".!")
+    polarity = 1
+    negated = NEGATION.match(clause)
+    if negated:
+        polarity = -1
+        clause = clause[negated.end():].strip()
+    multi_cue = bool(MULTI_CUE.search(text))
+    out: list[MemoryRecord] = []
+
+    def add(attribute: str, value: str, kind: str, multi: bool, confidence: float = 0.8) -> None:
+        value = clean_value(value)
+        if not value:
+            return
+        versioned = VERSIONED.match(value)
+        if versioned and (attribute.startswith("tool for") or attribute == "tools"):
+            attribute, multi = f"{versioned.group(1).lower()} version", False
+        values = [value]
+        if attribute in {"languages", "likes", "pets", "hobbies"}:
+            values = [v.strip() for v in re.split(r",\s*|\s+and\s+|\s+or\s+", value) if v.strip()]
+        for v in values:
+            out.append(_record(text, obs, base, text=canonical_text(resolved.subject, attribute, v, scope, polarity, statement), kind=kind, subject=resolved.subject,
+                               attribute=attribute, value=v, scope=scope, polarity=polarity,
+                               multi=multi or (multi_cue and attribute in {"likes", "pets", "hobbies", "languages"}),
+                               frame=mask_frame(statement, v), confidence=confidence))
+
+    if resolved.possessive:
+        m = POSSESSIVE.match(clause)
+        if m:
+            attr = _normalise_attribute(m.group("attr"))
+            raw_value = m.group("v")
+            kind = "preference" if attr.startswith("favorite") else "state"
+            add(attr, raw_value, kind, False)
+            return out
+    for pattern, attribute, kind, multi in CLAUSE_PATTERNS:
+        m = pattern.match(clause)
+        if m:
+            value = next((g for g in m.groups() if g), "")
+            add(attribute, value, kind, multi)
+            if out:
+                return out
+    for regex in (TOOL_USE, SWITCH):
+        m = regex.match(clause)
+        if m:
+            topic = clean_value(m.group("topic"))
+            if re.fullmatch(SCOPE_WORDS, topic, re.I):
+                scope, attribute = scope or _normalise_scope(topic), "tools"
+            else:
+                topic_scope, topic = _scope(topic) if not scope else ("", topic)
+                scope = scope or topic_scope
+                attribute = f"tool for {_normalise_attribute(topic)}"
+            add(attribute, m.group("v"), "state", attribute == "tools")
+            if out:
+                return out
+    m = PLAIN_USE.match(clause)
+    if m:
+        add("tools", m.group("v"), "state", True)
+        if out:
+            return out
+    if len(text.split()) < 4:
+        return []
+    kind = "event" if RELATIVE_RE.search(text) or PAST_TENSE.search(clause) else "note"
+    frame = mask_frame(statement, "")
+    return [_record(text, obs, base, text=statement, kind=kind, subject=resolved.subject, attribute=frame,
+                    value=clause, scope=scope, polarity=polarity, frame=frame, confidence=0.5)]

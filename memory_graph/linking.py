@@ -1,0 +1,219 @@
+"""Linking: decide for each new memory record whether it is new, a duplicate, an update (supersedes),
+a retraction, or a contested claim, and write the result to the ledger in one transaction.
+
+Rules (measured on the supersession suite of evals/):
+- same subject + attribute + scope, single-valued attribute, different value -> the newer supersedes the
+  older (old: ``valid_to`` = new ``valid_from``, status ``superseded``, link with the reason). Records that
+  arrive out of time order are linked the other way round.
+- same subject + attribute + scope + value -> duplicate: provenance merged (corroboration), nothing dropped.
+- multi-valued attributes (pets, likes, languages, hobbies, or "also"/"too") never supersede each other.
+- negation ("I no longer eat fish", "we stopped using Kafka") retracts the matching current memories.
+- "forget my X" retracts the current memories about X (a soft forget; hard erase is ``forget(hard=True)``).
+- events (things that happened) are never superseded.
+- ``trust="source"``: a conflicting claim from another source marks both ``contested``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from memory_graph.config import Context
+from memory_graph.records import MemoryRecord
+from memory_graph.store import Store, new_id, now_iso
+from memory_graph.tokens import count_tokens
+
+MULTI_VALUED = {"pets", "likes", "dislikes", "languages", "hobbies", "children", "friends", "siblings", "skills"}
+LIVE = ("current", "contested")
+
+
+def normalise_value(value: str) -> str:
+    """Lower-case value without articles and punctuation, for duplicate detection."""
+    v = re.sub(r"[^\w\s.]", " ", value.lower())
+    v = re.sub(r"\b(?:the|a|an|my|our|now|still)\b", " ", v)
+    return re.sub(r"\s+", " ", v).strip(" .")
+
+
+def is_multi_valued(store: Store, namespace: str, record: MemoryRecord) -> bool:
+    """True when the attribute holds several values at once (known list, the record's cue, or learned)."""
+    if record.multi or record.attribute in MULTI_VALUED:
+        return True
+    rows = store.ledger.query(
+        "SELECT replacements, coexist FROM schema_votes WHERE namespace=? AND attribute=?", (namespace, record.attribute)
+    )
+    return bool(rows and rows[0]["coexist"] >= 2 and rows[0]["coexist"] > rows[0]["replacements"])
+
+
+def _live_same_key(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
+    return store.ledger.query(
+        "SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? AND scope=? AND status IN (?,?) "
+        "ORDER BY valid_from",
+        (namespace, record.subject, record.attribute, record.scope, *LIVE),
+    )
+
+
+def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
+    """Current memories a negation or forget request refers to (same key, or its words in their text)."""
+    words = [w for w in re.findall(r"[a-z0-9]+", record.value.lower()) if len(w) > 2]
+    words = [w for w in words if w not in {"the", "and", "any", "more", "anymore", "longer", "about"}]
+    rows = store.ledger.query(
+        "SELECT * FROM memories WHERE namespace=? AND subject=? AND status IN (?,?) AND kind != 'event'",
+        (namespace, record.subject, *LIVE),
+    )
+    out = []
+    stems = {w[:5] for w in words}
+    for row in rows:
+        if row["attribute"] == record.attribute:
+            out.append(row)
+            continue
+        hay = set(re.findall(r"[a-z0-9]+", f"{row['attribute']} {row['value']} {row['text']}".lower()))
+        if stems and stems & {h[:5] for h in hay}:
+            out.append(row)
+    return out
+
+
+def _insert_memory(cur: Any, namespace: str, record: MemoryRecord, ctx: Context, status: str = "current") -> str:
+    memory_id = new_id()
+    now = now_iso()
+    cur.execute(
+        "INSERT INTO memories(id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, "
+        "valid_to, status, retention, confidence, polarity, multi, frame, tokens, created_at, updated_at, indexed) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,NULL,?, 'active',?,?,?,?,?,?,?,0)",
+        (
+            memory_id, namespace, record.text, record.kind, record.subject, record.attribute, record.value,
+            record.scope, record.source, record.valid_from, status, record.confidence, record.polarity,
+            int(record.multi), record.frame, count_tokens(record.text, ctx.encoding), now, now,
+        ),
+    )
+    cur.execute(
+        "INSERT OR IGNORE INTO provenance(memory_id, observation_id, ref, namespace) VALUES (?,?,?,?)",
+        (memory_id, record.observation_id, record.ref, namespace),
+    )
+    cur.execute(
+        "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
+        (namespace, memory_id, "formed", f'{{"extractor": "{record.extractor}", "ref": "{record.ref or ""}"}}', now),
+    )
+    return memory_id
+
+
+def _end(cur: Any, namespace: str, old: Any, new_id_: str, valid_to: str, status: str, type_: str, reason: str) -> None:
+    cur.execute(
+        "UPDATE memories SET status=?, valid_to=?, updated_at=?, indexed=0 WHERE id=? AND namespace=?",
+        (status, valid_to, now_iso(), old["id"], namespace),
+    )
+    cur.execute(
+        "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
+        (new_id(), namespace, new_id_, old["id"], type_, reason, now_iso()),
+    )
+    cur.execute(
+        "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
+        (namespace, old["id"], f"status:{status}", f'{{"by": "{new_id_}", "reason": "{reason}"}}', now_iso()),
+    )
+
+
+def _vote(cur: Any, namespace: str, attribute: str, column: str) -> None:
+    cur.execute(
+        f"INSERT INTO schema_votes(namespace, attribute, {column}) VALUES (?,?,1) "
+        f"ON CONFLICT(namespace, attribute) DO UPDATE SET {column} = {column} + 1",
+        (namespace, attribute),
+    )
+
+
+def link_records(store: Store, ctx: Context, records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
+    """Write ``records`` (in time order) with their links; returns one action dict per record:
+    ``{"action": "new"|"duplicate"|"supersede"|"retract"|"contest"|"forget", "id", "targets", "reason"}``.
+    """
+    namespace = ctx.user_id
+    actions: list[dict[str, Any]] = []
+    touched: list[str] = []
+    created: list[str] = []
+    with store.write_lock, store.ledger.tx() as cur:
+        for record in sorted(records, key=lambda r: r.valid_from):
+            action = _link_one(cur, store, ctx, namespace, record)
+            actions.append(action)
+            touched.extend(action["targets"])
+            if action["action"] != "duplicate" and action["action"] != "forget":
+                created.append(action["id"])
+            elif action["action"] == "duplicate":
+                touched.append(action["id"])
+    store.index_memories(created)
+    store.sync_metadata(sorted(set(touched) - set(created)))
+    return actions
+
+
+def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecord) -> dict[str, Any]:
+    def rows(sql: str, params: tuple[Any, ...]) -> list[Any]:
+        return list(cur.execute(sql, params).fetchall())
+
+    if record.forget:
+        targets = _retraction_targets(store, ns, record) if ctx.linking else []
+        for old in targets:
+            _end(cur, ns, old, "forget-request", record.valid_from, "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
+        return {"action": "forget", "id": None, "targets": [t["id"] for t in targets], "reason": "forget request"}
+
+    if not ctx.linking:
+        return {"action": "new", "id": _insert_memory(cur, ns, record, ctx), "targets": [], "reason": ""}
+
+    same_key = rows(
+        "SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? AND scope=? AND status IN (?,?) "
+        "ORDER BY valid_from",
+        (ns, record.subject, record.attribute, record.scope, *LIVE),
+    )
+    norm = normalise_value(record.value)
+    for old in same_key:
+        if normalise_value(old["value"]) == norm and old["polarity"] == record.polarity:
+            cur.execute(
+                "INSERT OR IGNORE INTO provenance(memory_id, observation_id, ref, namespace) VALUES (?,?,?,?)",
+                (old["id"], record.observation_id, record.ref, ns),
+            )
+            cur.execute(
+                "UPDATE memories SET confidence=MIN(0.99, confidence + 0.05), updated_at=? WHERE id=?",
+                (now_iso(), old["id"]),
+            )
+            cur.execute(
+                "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
+                (ns, old["id"], "corroborated", f'{{"ref": "{record.ref or ""}"}}', now_iso()),
+            )
+            return {"action": "duplicate", "id": old["id"], "targets": [], "reason": "same key and value"}
+
+    if record.polarity < 0:
+        new = _insert_memory(cur, ns, record, ctx)
+        targets = [t for t in _retraction_targets(store, ns, record) if t["valid_from"] <= record.valid_from]
+        for old in targets:
+            _end(cur, ns, old, new, record.valid_from, "retracted", "retracts", "negation / retraction wording")
+        return {"action": "retract" if targets else "new", "id": new, "targets": [t["id"] for t in targets],
+                "reason": "negation"}
+
+    if record.kind == "event" or not same_key or is_multi_valued(store, ns, record):
+        if same_key and record.kind != "event":
+            _vote(cur, ns, record.attribute, "coexist") if record.multi else None
+        return {"action": "new", "id": _insert_memory(cur, ns, record, ctx), "targets": [], "reason": ""}
+
+    reason = "same key, update wording" if record.update_cue else "same key, newer value"
+    if ctx.trust == "source":
+        conflicting = [o for o in same_key if o["source"] != record.source]
+        if conflicting:
+            new = _insert_memory(cur, ns, record, ctx, status="contested")
+            for old in conflicting:
+                cur.execute("UPDATE memories SET status='contested', updated_at=?, indexed=0 WHERE id=?", (now_iso(), old["id"]))
+                cur.execute(
+                    "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
+                    (new_id(), ns, new, old["id"], "contests", f"conflicting sources {record.source} vs {old['source']}", now_iso()),
+                )
+            same_source = [o for o in same_key if o["source"] == record.source]
+            for old in same_source:
+                _end(cur, ns, old, new, record.valid_from, "superseded", "supersedes", reason + ", same source")
+            return {"action": "contest", "id": new, "targets": [o["id"] for o in same_key], "reason": "conflicting sources"}
+
+    newer = [o for o in same_key if o["valid_from"] > record.valid_from]
+    if newer:  # arrived out of order: the record is already replaced by a later one
+        new = _insert_memory(cur, ns, record, ctx)
+        head = newer[0]
+        _end(cur, ns, {"id": new}, head["id"], head["valid_from"], "superseded", "supersedes", "same key, later value already known")
+        return {"action": "new", "id": new, "targets": [], "reason": "out of order"}
+    new = _insert_memory(cur, ns, record, ctx)
+    for old in same_key:
+        _end(cur, ns, old, new, record.valid_from, "superseded", "supersedes", reason)
+    _vote(cur, ns, record.attribute, "replacements")
+    return {"action": "supersede", "id": new, "targets": [o["id"] for o in same_key], "reason": reason}

@@ -1,0 +1,199 @@
+"""The memory subgraph's nodes: route, credit, extract, link, retrieve.
+
+Each node reads its configuration from ``Runtime[Context]`` and its storage from the process-wide
+``Store`` of ``context.store_path``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+from memory_graph import credit as credit_mod
+from memory_graph import linking, retrieval
+from memory_graph.chat_model import make_chat_model
+from memory_graph.config import Context
+from memory_graph.extract import llm as llm_extractor
+from memory_graph.extract import rules
+from memory_graph.records import MemoryRecord, Observation
+from memory_graph.state import MemoryState
+from memory_graph.store import Store, new_id, now_iso
+from memory_graph.timeutil import parse_time, to_iso
+
+MAX_OBSERVATION_CHARS = 20_000
+
+
+def get_store(ctx: Context) -> Store:
+    """The shared store of the context (opened on first use, kept open for the process)."""
+    return Store.get(ctx.store_path, ctx.embedding_model)
+
+
+def _ctx(runtime: Runtime[Context] | None) -> Context:
+    ctx = runtime.context if runtime is not None else None
+    return ctx if isinstance(ctx, Context) else Context(**(ctx or {}))  # type: ignore[arg-type]
+
+
+def _message_text(msg: AnyMessage) -> str:
+    content = msg.content
+    if isinstance(content, str):
+        return content
+    return " ".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+
+
+def _speaker(msg: AnyMessage) -> str | None:
+    if isinstance(msg, HumanMessage):
+        return msg.name or "user"
+    if isinstance(msg, AIMessage):
+        return "assistant"
+    if isinstance(msg, ToolMessage):
+        return "tool"
+    return None
+
+
+def _pending_messages(store: Store, ns: str, messages: list[AnyMessage]) -> list[dict[str, Any]]:
+    """Messages not yet stored as observations (matched by message id = observation ref)."""
+    out = []
+    refs = [m.id for m in messages if m.id]
+    seen = set()
+    if refs:
+        marks = ",".join("?" * len(refs))
+        seen = {r["ref"] for r in store.ledger.query(f"SELECT ref FROM observations WHERE namespace=? AND ref IN ({marks})", (ns, *refs))}
+    for m in messages:
+        speaker = _speaker(m)
+        text = _message_text(m).strip()
+        if speaker is None or not text or (m.id and m.id in seen):
+            continue
+        time = (m.additional_kwargs or {}).get("time")
+        out.append({"text": text, "speaker": speaker, "time": time, "ref": m.id, "source": speaker})
+    return out
+
+
+def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
+    """Normalise one observation dict; raises ``ValueError`` on empty/binary/huge text or a bad time."""
+    text = obs.get("text")
+    if not isinstance(text, str):
+        raise ValueError("observation text must be a string")
+    if "\x00" in text:
+        raise ValueError("observation text contains NUL bytes (binary data is not accepted)")
+    text = text.strip()
+    if not text:
+        raise ValueError("observation text is empty")
+    if len(text) > MAX_OBSERVATION_CHARS:
+        raise ValueError(f"observation text is {len(text)} characters; the limit is {MAX_OBSERVATION_CHARS}")
+    speaker = str(obs.get("speaker") or "user").strip() or "user"
+    time = to_iso(parse_time(obs.get("time")))
+    return {
+        "text": text, "speaker": speaker, "time": time, "ref": obs.get("ref"),
+        "source": str(obs.get("source") or speaker), "session_id": obs.get("session_id"),
+    }
+
+
+def route(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Plan this turn: which of credit, extract(+link), retrieve run."""
+    plan: list[str] = []
+    newest_human = next((m for m in reversed(state.messages) if isinstance(m, HumanMessage)), None)
+    if state.feedback or (state.last_recall_id and newest_human is not None):
+        plan.append("credit")
+    if state.observations or state.messages:
+        plan.append("extract")
+    if state.query.strip() or newest_human is not None:
+        plan.append("retrieve")
+    return {"plan": plan}
+
+
+def credit(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Apply the explicit feedback, or infer the previous answer's outcome from the next user turn."""
+    ctx = _ctx(runtime)
+    store = get_store(ctx)
+    fb = state.feedback
+    if fb:
+        result = credit_mod.apply_feedback(
+            store, ctx, fb["recall_id"], bool(fb["success"]), used_ids=fb.get("used_ids"), answer=fb.get("answer"),
+            tool_args=fb.get("tool_args", ""), origin="explicit",
+        )
+        return {"credit": result, "feedback": None}
+    recall_id = state.last_recall_id
+    rows = store.ledger.query("SELECT outcome FROM recalls WHERE namespace=? AND id=?", (ctx.user_id, recall_id))
+    humans = [i for i, m in enumerate(state.messages) if isinstance(m, HumanMessage)]
+    if not rows or rows[0]["outcome"] is not None or len(humans) < 2:
+        return {"credit": None}
+    last_h, prev_h = humans[-1], humans[-2]
+    answer = next((_message_text(m) for m in reversed(state.messages[prev_h:last_h]) if isinstance(m, AIMessage) and _message_text(m)), "")
+    tool_args = " ".join(str(tc.get("args")) for m in state.messages[prev_h:last_h] if isinstance(m, AIMessage) for tc in m.tool_calls)
+    success = credit_mod.infer_outcome(_message_text(state.messages[last_h]))
+    result = credit_mod.apply_feedback(store, ctx, recall_id, success, answer=answer, tool_args=tool_args, origin="inferred")  # type: ignore[arg-type]
+    return {"credit": result}
+
+
+def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Store the new observations (one transaction) and extract memory records from them."""
+    ctx = _ctx(runtime)
+    store = get_store(ctx)
+    raw = list(state.observations) + _pending_messages(store, ctx.user_id, state.messages)
+    observations = [validate_observation(o) for o in raw]
+    if not observations:
+        return {"extracted": [], "observations": []}
+    stored: list[Observation] = []
+    with store.write_lock, store.ledger.tx() as cur:
+        for o in observations:
+            obs = Observation(id=new_id(), **o)
+            cur.execute(
+                "INSERT INTO observations(id, namespace, text, speaker, source, time, session_id, ref, created_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
+                (obs.id, ctx.user_id, obs.text, obs.speaker, obs.source, obs.time, obs.session_id, obs.ref, now_iso()),
+            )
+            stored.append(obs)
+    store.index_observations([o.id for o in stored])
+    model = make_chat_model(ctx.model, ctx.base_url) if ctx.model else None
+    records: list[MemoryRecord] = []
+    for obs in stored:
+        records.extend(llm_extractor.extract(model, obs) if model is not None else rules.extract(obs))
+    return {"extracted": [r.model_dump() for r in records], "observations": []}
+
+
+def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Link the extracted records to what they supersede and write them."""
+    ctx = _ctx(runtime)
+    if not state.extracted:
+        return {"formed": [], "extracted": []}
+    store = get_store(ctx)
+    records = [MemoryRecord.model_validate(r) for r in state.extracted]
+    actions = linking.link_records(store, ctx, records)
+    formed = [
+        {**a, "text": r.text, "subject": r.subject, "attribute": r.attribute, "value": r.value, "scope": r.scope,
+         "kind": r.kind, "valid_from": r.valid_from, "ref": r.ref}
+        for a, r in zip(actions, sorted(records, key=lambda r: r.valid_from), strict=True)
+    ]
+    return {"formed": formed, "extracted": []}
+
+
+def retrieve(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Recall context for the query (or the newest human message) under the token budget."""
+    ctx = _ctx(runtime)
+    store = get_store(ctx)
+    query = state.query.strip()
+    if not query:
+        newest = next((m for m in reversed(state.messages) if isinstance(m, HumanMessage)), None)
+        query = _message_text(newest).strip() if newest is not None else ""
+    if not query:
+        return {"memory_context": "", "recall": None}
+    result = retrieval.recall(
+        store, ctx, query, budget_tokens=state.budget_tokens, as_of=state.as_of, task=state.task,
+        include_history=state.include_history,
+    )
+    return {"memory_context": result.context, "recall": result.model_dump(), "last_recall_id": result.id}
+
+
+def after_route(state: MemoryState) -> str:
+    return state.plan[0] if state.plan else "__end__"
+
+
+def after_credit(state: MemoryState) -> str:
+    rest = [p for p in state.plan if p != "credit"]
+    return rest[0] if rest else "__end__"
+
+
+def after_link(state: MemoryState) -> str:
+    return "retrieve" if "retrieve" in state.plan else "__end__"

@@ -1,0 +1,86 @@
+"""Typed records that flow between the subgraph's nodes and out of the public API."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Kind = Literal["state", "preference", "event", "note"]
+Status = Literal["current", "superseded", "contested", "retracted"]
+Retention = Literal["active", "low_value", "compressed", "archived"]
+
+
+class Observation(BaseModel):
+    """A message as it arrived (never edited). ``time`` is ISO-8601 UTC."""
+
+    id: str
+    text: str
+    speaker: str
+    source: str
+    time: str
+    session_id: str | None = None
+    ref: str | None = None
+
+
+class MemoryRecord(BaseModel):
+    """A focused claim extracted from one observation, before linking.
+
+    ``polarity`` is -1 for a retraction ("I no longer eat fish"), ``multi`` marks a multi-valued attribute
+    (pets, likes), ``update_cue`` marks update wording ("moved to", "switched to", "now"), ``forget`` marks a
+    user's request to forget matching memories.
+    """
+
+    text: str
+    kind: Kind = "note"
+    subject: str
+    attribute: str
+    value: str
+    scope: str = ""
+    source: str
+    valid_from: str
+    polarity: int = 1
+    multi: bool = False
+    update_cue: bool = False
+    forget: bool = False
+    confidence: float = 0.7
+    frame: str = ""
+    observation_id: str
+    ref: str | None = None
+    extractor: str = "rules"
+
+
+class RecallItem(BaseModel):
+    """One chosen memory of a recall (best first). Dates ISO-8601 UTC; ``tokens`` in the configured encoding."""
+
+    id: str
+    text: str
+    kind: str
+    subject: str
+    attribute: str
+    value: str
+    scope: str
+    status: Status
+    retention: str = "active"
+    valid_from: str
+    valid_to: str | None = None
+    superseded_by: str | None = None
+    tokens: int
+    score: float
+    similarity: float
+    provenance: list[dict[str, str]] = Field(default_factory=list)
+    source: str
+
+
+class Recall(BaseModel):
+    """The result of one retrieval: ``id`` (for feedback), the fenced ``context`` block and the ``items``."""
+
+    id: str
+    query: str
+    as_of: str | None = None
+    task: str | None = None
+    budget_tokens: int
+    tokens_used: int
+    context: str
+    items: list[RecallItem] = Field(default_factory=list)
+    candidates: list[dict[str, Any]] = Field(default_factory=list)

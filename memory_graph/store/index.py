@@ -1,0 +1,97 @@
+"""The Chroma vector index: derived from the ledger, rebuildable, holding vectors and filter metadata only.
+
+No text is stored in Chroma (the ledger holds it), so a hard delete only has to drop the record here.
+Two collections: ``memories`` (metadata: namespace, status, retention, kind, scope, valid_from/valid_to in
+epoch seconds) and ``observations`` (namespace, time). Every query filters by namespace inside Chroma.
+Embeddings are passed in explicitly (Chroma's default embedding function would download a model) and
+Chroma's telemetry is off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FAR_FUTURE = 32503680000  # 3000-01-01, stands for "still valid"
+
+
+class VectorIndex:
+    """A Chroma ``PersistentClient`` at ``path`` (or an ``HttpClient`` when ``client`` is given)."""
+
+    def __init__(self, path: Path, client: Any | None = None) -> None:
+        import chromadb
+        from chromadb.config import Settings
+
+        self.client = client or chromadb.PersistentClient(
+            path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=True)
+        )
+        self.memories = self._collection("memories")
+        self.observations = self._collection("observations")
+
+    def _collection(self, name: str) -> Any:
+        return self.client.get_or_create_collection(
+            name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
+        )
+
+    def reset(self) -> None:
+        """Drop both collections and create them empty (used by ``reindex``)."""
+        for name in ("memories", "observations"):
+            try:
+                self.client.delete_collection(name)
+            except Exception:  # noqa: S110 - absent collection is fine
+                pass
+        self.memories = self._collection("memories")
+        self.observations = self._collection("observations")
+
+    @staticmethod
+    def upsert(collection: Any, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
+        for start in range(0, len(ids), 2000):
+            end = start + 2000
+            collection.upsert(
+                ids=list(ids[start:end]), embeddings=vectors[start:end], metadatas=list(metadatas[start:end])
+            )
+
+    @staticmethod
+    def update_metadata(collection: Any, ids: Sequence[str], metadatas: Sequence[dict[str, Any]]) -> None:
+        if ids:
+            collection.update(ids=list(ids), metadatas=list(metadatas))
+
+    @staticmethod
+    def delete(collection: Any, ids: Sequence[str]) -> None:
+        if ids:
+            collection.delete(ids=list(ids))
+
+    @staticmethod
+    def ids(collection: Any, namespace: str | None = None) -> set[str]:
+        where = {"namespace": namespace} if namespace else None
+        out: set[str] = set()
+        offset = 0
+        while True:
+            got = collection.get(where=where, include=[], limit=5000, offset=offset)
+            out.update(got["ids"])
+            if len(got["ids"]) < 5000:
+                return out
+            offset += 5000
+
+    @staticmethod
+    def search(
+        collection: Any, vector: np.ndarray, namespace: str, n: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
+        """Nearest ``n`` records of ``namespace`` matching ``where`` -> ``[(id, cosine similarity)]``."""
+        clauses: list[dict[str, Any]] = [{"namespace": namespace}]
+        if where:
+            clauses.extend({k: v} for k, v in where.items())
+        flt = clauses[0] if len(clauses) == 1 else {"$and": clauses}
+        total = collection.count()
+        if total == 0:
+            return []
+        got = collection.query(
+            query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
+            n_results=min(n, total),
+            where=flt,
+            include=["distances"],
+        )
+        return [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]

@@ -1,0 +1,243 @@
+"""The SQLite ledger: the source of truth for observations, memories, links, events, recalls and feedback.
+
+WAL mode, one transaction per write (``with ledger.tx() as cur``), every row carries a ``namespace`` and
+every read in this module filters by it. Times are ISO-8601 UTC strings (see ``memory_graph.timeutil``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS observations (
+    id TEXT PRIMARY KEY, namespace TEXT NOT NULL, text TEXT NOT NULL, speaker TEXT NOT NULL,
+    source TEXT NOT NULL, time TEXT NOT NULL, session_id TEXT, ref TEXT, created_at TEXT NOT NULL,
+    indexed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS obs_ns_time ON observations(namespace, time);
+CREATE INDEX IF NOT EXISTS obs_ns_ref ON observations(namespace, ref);
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY, namespace TEXT NOT NULL, text TEXT NOT NULL, kind TEXT NOT NULL,
+    subject TEXT NOT NULL, attribute TEXT NOT NULL, value TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL, valid_from TEXT NOT NULL, valid_to TEXT, status TEXT NOT NULL,
+    retention TEXT NOT NULL DEFAULT 'active', confidence REAL NOT NULL, polarity INTEGER NOT NULL DEFAULT 1,
+    multi INTEGER NOT NULL DEFAULT 0, frame TEXT NOT NULL DEFAULT '', tokens INTEGER NOT NULL,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, indexed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS mem_ns_key ON memories(namespace, subject, attribute, scope, status);
+CREATE INDEX IF NOT EXISTS mem_ns_status ON memories(namespace, status);
+CREATE INDEX IF NOT EXISTS mem_dirty ON memories(indexed);
+CREATE TABLE IF NOT EXISTS provenance (
+    memory_id TEXT NOT NULL, observation_id TEXT NOT NULL, ref TEXT, namespace TEXT NOT NULL,
+    PRIMARY KEY (memory_id, observation_id)
+);
+CREATE INDEX IF NOT EXISTS prov_obs ON provenance(observation_id);
+CREATE TABLE IF NOT EXISTS links (
+    id TEXT PRIMARY KEY, namespace TEXT NOT NULL, src_id TEXT NOT NULL, dst_id TEXT NOT NULL,
+    type TEXT NOT NULL, reason TEXT NOT NULL, created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS links_src ON links(namespace, src_id);
+CREATE INDEX IF NOT EXISTS links_dst ON links(namespace, dst_id);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, namespace TEXT NOT NULL, memory_id TEXT, type TEXT NOT NULL,
+    detail TEXT NOT NULL, created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_mem ON events(namespace, memory_id);
+CREATE TABLE IF NOT EXISTS recalls (
+    id TEXT PRIMARY KEY, namespace TEXT NOT NULL, query TEXT NOT NULL, as_of TEXT, task TEXT,
+    budget INTEGER NOT NULL, candidates TEXT NOT NULL, chosen TEXT NOT NULL, created_at TEXT NOT NULL,
+    outcome TEXT
+);
+CREATE INDEX IF NOT EXISTS recalls_ns ON recalls(namespace, created_at);
+CREATE TABLE IF NOT EXISTS feedback (
+    id TEXT PRIMARY KEY, namespace TEXT NOT NULL, recall_id TEXT NOT NULL, success INTEGER NOT NULL,
+    used_ids TEXT NOT NULL, origin TEXT NOT NULL, created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS stats (
+    namespace TEXT NOT NULL, memory_id TEXT NOT NULL, task_class TEXT NOT NULL,
+    shown INTEGER NOT NULL DEFAULT 0, credited REAL NOT NULL DEFAULT 0, blamed REAL NOT NULL DEFAULT 0,
+    unrewarded INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (namespace, memory_id, task_class)
+);
+CREATE TABLE IF NOT EXISTS schema_votes (
+    namespace TEXT NOT NULL, attribute TEXT NOT NULL, replacements INTEGER NOT NULL DEFAULT 0,
+    coexist INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (namespace, attribute)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+MEMORY_COLUMNS = (
+    "id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, valid_to, status, "
+    "retention, confidence, polarity, multi, frame, tokens, created_at, updated_at"
+)
+
+
+def now_iso() -> str:
+    """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_id() -> str:
+    """A fresh 12-hex-digit id (the form cited as ``[m:ID]``)."""
+    return uuid.uuid4().hex[:12]
+
+
+class Ledger:
+    """One SQLite database file; safe to share between threads of one process (serialised by a lock).
+
+    Args:
+        path: the database file; its folder is created if missing.
+
+    Raises:
+        sqlite3.DatabaseError: the file exists but is not a SQLite database.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+        self._conn.row_factory = sqlite3.Row
+        self._lock = threading.RLock()
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.execute("PRAGMA secure_delete=ON")
+        with self._lock:
+            self._conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Cursor]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on any error)."""
+        with self._lock:
+            cur = self._conn.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            else:
+                cur.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Run a read query and return all rows."""
+        with self._lock:
+            return list(self._conn.execute(sql, params).fetchall())
+
+    def vacuum(self) -> None:
+        """Rewrite the database file (so erased text leaves no trace on disk) and truncate the WAL."""
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.execute("VACUUM")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    # ---- typed reads -------------------------------------------------------------------------------
+
+    def memory(self, namespace: str, memory_id: str) -> sqlite3.Row | None:
+        rows = self.query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace=? AND id=?", (namespace, memory_id))
+        return rows[0] if rows else None
+
+    def memories(self, namespace: str, ids: Sequence[str]) -> dict[str, sqlite3.Row]:
+        out: dict[str, sqlite3.Row] = {}
+        ids = list(dict.fromkeys(ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.query(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace=? AND id IN ({marks})", (namespace, *chunk)
+            ):
+                out[row["id"]] = row
+        return out
+
+    def provenance(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, list[dict[str, str]]]:
+        out: dict[str, list[dict[str, str]]] = {m: [] for m in memory_ids}
+        ids = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.query(
+                "SELECT p.memory_id, p.observation_id, p.ref, o.time FROM provenance p "
+                "JOIN observations o ON o.id = p.observation_id "
+                f"WHERE p.namespace=? AND p.memory_id IN ({marks}) ORDER BY o.time",
+                (namespace, *chunk),
+            ):
+                out[row["memory_id"]].append(
+                    {"observation_id": row["observation_id"], "ref": row["ref"] or "", "time": row["time"]}
+                )
+        return out
+
+    def links_of(self, namespace: str, memory_id: str) -> list[sqlite3.Row]:
+        return self.query(
+            "SELECT * FROM links WHERE namespace=? AND (src_id=? OR dst_id=?) ORDER BY created_at",
+            (namespace, memory_id, memory_id),
+        )
+
+    def superseded_by(self, namespace: str, ids: Sequence[str]) -> dict[str, str]:
+        """Map each id in ``ids`` to the memory that superseded or retracted it (if any)."""
+        out: dict[str, str] = {}
+        ids = list(dict.fromkeys(ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.query(
+                f"SELECT src_id, dst_id FROM links WHERE namespace=? AND type IN ('supersedes','retracts') "
+                f"AND dst_id IN ({marks}) ORDER BY created_at",
+                (namespace, *chunk),
+            ):
+                out[row["dst_id"]] = row["src_id"]
+        return out
+
+    def events_of(self, namespace: str, memory_id: str) -> list[dict[str, Any]]:
+        return [
+            {"type": r["type"], "detail": json.loads(r["detail"]), "at": r["created_at"]}
+            for r in self.query(
+                "SELECT type, detail, created_at FROM events WHERE namespace=? AND memory_id=? ORDER BY id",
+                (namespace, memory_id),
+            )
+        ]
+
+    def stats(self, namespace: str, ids: Sequence[str]) -> dict[str, dict[str, dict[str, float]]]:
+        """``{memory_id: {task_class: {shown, credited, blamed, unrewarded}}}``; task class '' = overall."""
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        ids = list(dict.fromkeys(ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.query(
+                f"SELECT * FROM stats WHERE namespace=? AND memory_id IN ({marks})", (namespace, *chunk)
+            ):
+                out.setdefault(row["memory_id"], {})[row["task_class"]] = {
+                    "shown": row["shown"],
+                    "credited": row["credited"],
+                    "blamed": row["blamed"],
+                    "unrewarded": row["unrewarded"],
+                }
+        return out
+
+    # ---- writes (callers wrap them in tx()) ------------------------------------------------------------
+
+    @staticmethod
+    def add_event(cur: sqlite3.Cursor, namespace: str, memory_id: str | None, type_: str, **detail: Any) -> None:
+        cur.execute(
+            "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
+            (namespace, memory_id, type_, json.dumps(detail, default=str), now_iso()),
+        )
+
+    @staticmethod
+    def add_link(cur: sqlite3.Cursor, namespace: str, src: str, dst: str, type_: str, reason: str) -> None:
+        cur.execute(
+            "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
+            (new_id(), namespace, src, dst, type_, reason, now_iso()),
+        )
