@@ -18,6 +18,8 @@ from typing import Annotated, Any
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from memory_graph.config import Context
+
 
 @dataclass(kw_only=True)
 class AgentState:
@@ -29,3 +31,12 @@ class AgentState:
     recall: dict[str, Any] | None = None
     last_recall_id: str | None = None
     credit: dict[str, Any] | None = None
+
+
+def as_context(value: Any) -> Context:
+    """The run's ``Context``: as given, built from a dict (LangGraph API runs), or from the environment."""
+    if isinstance(value, Context):
+        return value
+    if isinstance(value, dict):
+        return Context(**value)
+    return Context()

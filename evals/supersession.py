@@ -91,7 +91,7 @@ TOPICS: tuple[Topic, ...] = (
           ("Which monitoring tool do we use?", "What handles our alerting?")),
     Topic("orchestration", "orchestration", "the container platform", ("workload scheduling", "service orchestration"),
           ("Which container platform do we run on?", "What schedules our workloads?")),
-    Topic("identity", "identity", "the identity provider", ("single sign-on", "employee login"),
+    Topic("identity", "identity", "the identity provider", ("workforce authentication", "employee login"),
           ("Which identity provider do we use?", "What handles single sign-on?")),
     Topic("payments", "payments", "the payment processor", ("card charging", "checkout handling"),
           ("Which payment processor do we use?", "Who processes card payments?")),
@@ -542,3 +542,52 @@ def write_sample(path: Path, seed: int = TEST_SEEDS[0], n: int = 3) -> None:
             lines.append(f"- Q ({q.kind}{', as_of ' + q.as_of if q.as_of else ''}): {q.text} -> {held}")
         lines.append("")
     path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def table(results: dict[str, Any]) -> str:
+    """Markdown tables of a supersession results dict."""
+    from evals.report import markdown_table
+
+    rows = []
+    for name, m in results["systems"].items():
+        rows.append({"system": name, **m, "vdr": f"{m['vdr_hidden']}/{m['vdr_total']}"})
+    main = markdown_table(rows, [
+        ("system", "system"), ("odr", "ODR"), ("odr_dated", "ODR (date-reading)"), ("current_found", "current found"),
+        ("vdr", "VDR hidden"), ("vdr_marked_replaced", "VDR marked replaced"), ("asof_correct", "as_of correct"),
+        ("asof_stale", "as_of stale"), ("asof_stale_dated", "as_of stale (date-reading)"),
+        ("asof_future_leak", "as_of future leak"), ("link_precision", "link P"), ("link_recall", "link R"),
+        ("links_made", "links"), ("tokens_per_question", "tokens/q"), ("context_tokens_per_question", "context tokens/q"),
+        ("latency_ms_per_question", "recall ms"), ("ingest_ms_per_turn", "ingest ms/turn"),
+    ], digits=3)
+    brows = []
+    for name, by in results["breakdown"].items():
+        row: dict[str, Any] = {"system": name}
+        for kind in (*UPDATE_KINDS, "same_speaker", "different_speaker"):
+            row[kind] = f"{_f(by[kind]['odr'])} / {_f(by[kind]['odr_dated'])} (n={by[kind]['n']})"
+        row["vdr_cw"] = f"{by['vdr_change_words']['hidden']}/{by['vdr_change_words']['n']}"
+        row["vdr_ncw"] = f"{by['vdr_no_change_words']['hidden']}/{by['vdr_no_change_words']['n']}"
+        brows.append(row)
+    cols = [("system", "system")] + [(k, f"{k} ODR / dated") for k in (*UPDATE_KINDS, "same_speaker", "different_speaker")]
+    cols += [("vdr_cw", "VDR hidden, change words"), ("vdr_ncw", "VDR hidden, no change words")]
+    return main + "\n\nODR by the wording of the latest update (strict / date-reading):\n\n" + markdown_table(brows, cols)
+
+
+def _f(v: float | None) -> str:
+    return "–" if v is None else f"{v:.2f}"
+
+
+def plots(results: dict[str, Any], out: Path) -> list[str]:
+    """PNG plots of a supersession results dict into ``out``; returns the file names."""
+    from evals.report import bar_chart
+
+    names = list(results["systems"])
+    metrics = [("odr", "ODR"), ("odr_dated", "ODR date-reading"), ("vdr_rate", "VDR hidden rate"),
+               ("asof_stale", "as_of stale"), ("current_found", "current found")]
+    series = {n: [results["systems"][n][k] for k, _ in metrics] for n in names}
+    bar_chart(out / "supersession.png", [label for _, label in metrics], series,
+              title="Supersession (EvoMem-MCP ODR/VDR protocol)", ylabel="rate")
+    kinds = (*UPDATE_KINDS, "different_speaker")
+    series2 = {n: [results["breakdown"][n][k]["odr"] for k in kinds] for n in names}
+    bar_chart(out / "odr_by_update_kind.png", list(kinds), series2, title="ODR by wording of the latest update",
+              ylabel="ODR (strict)")
+    return ["supersession.png", "odr_by_update_kind.png"]

@@ -168,7 +168,7 @@ class Memory:
         links = [dict(r) for r in led.links_of(ns, memory_id)]
         stats = led.stats(ns, [memory_id]).get(memory_id, {})
         return {
-            **{k: row[k] for k in row.keys()},
+            **dict(row),
             "provenance": led.provenance(ns, [memory_id])[memory_id],
             "supersedes": [lk["dst_id"] for lk in links if lk["src_id"] == memory_id and lk["type"] in ("supersedes", "retracts")],
             "superseded_by": next((lk["src_id"] for lk in links if lk["dst_id"] == memory_id and lk["type"] in ("supersedes", "retracts")), None),

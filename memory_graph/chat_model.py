@@ -23,6 +23,8 @@ def make_chat_model(model: str = "", base_url: str = "", *, timeout_s: float = 6
     key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
     if key is None:
         raise ValueError("OPENAI_API_KEY is not set (set it, or give --base-url for a local OpenAI-compatible server)")
+    from pydantic import SecretStr
+
     return ChatOpenAI(
-        model=model, base_url=base_url or None, api_key=key, temperature=0, timeout=timeout_s, max_retries=max_retries
+        model=model, base_url=base_url or None, api_key=SecretStr(key), temperature=0, timeout=timeout_s, max_retries=max_retries
     )  # type: ignore[call-arg]

@@ -72,10 +72,10 @@ class Context:
     base_url: str = field(default_factory=lambda: _env("OPENAI_BASE_URL", ""))
     embedding_model: str = field(default_factory=lambda: _env("MEMORY_GRAPH_EMBEDDING_MODEL", ""))
     encoding: str = field(default_factory=lambda: _env("MEMORY_GRAPH_ENCODING", "o200k_base"))
-    trust: Trust = field(default_factory=lambda: _env("MEMORY_GRAPH_TRUST", "namespace"))  # type: ignore[arg-type]
+    trust: Trust = field(default_factory=lambda: _env("MEMORY_GRAPH_TRUST", "namespace"))  # type: ignore[arg-type,return-value]
     linking: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LINKING", True))
     learning: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LEARNING", True))
-    selection: Selection = field(default_factory=lambda: _env("MEMORY_GRAPH_SELECTION", "knapsack"))  # type: ignore[arg-type]
+    selection: Selection = field(default_factory=lambda: _env("MEMORY_GRAPH_SELECTION", "knapsack"))  # type: ignore[arg-type,return-value]
 
     def __post_init__(self) -> None:
         if not str(self.user_id).strip():
@@ -96,4 +96,4 @@ class Context:
         if unknown:
             raise TypeError(f"unknown Context fields: {sorted(unknown)}")
         values.update(changes)
-        return Context(**values)  # type: ignore[arg-type]
+        return Context(**values)  # type: ignore[arg-type,return-value]

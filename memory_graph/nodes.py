@@ -145,11 +145,12 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
                 (obs.id, ctx.user_id, obs.text, obs.speaker, obs.source, obs.time, obs.session_id, obs.ref, now_iso()),
             )
             stored.append(obs)
-    store.index_observations([o.id for o in stored])
     model = make_chat_model(ctx.model, ctx.base_url) if ctx.model else None
     records: list[MemoryRecord] = []
     for obs in stored:
         records.extend(llm_extractor.extract(model, obs) if model is not None else rules.extract(obs))
+    store.embed([o.text for o in stored] + [r.text for r in records])  # one batch; link reuses the vectors
+    store.index_observations([o.id for o in stored])
     return {"extracted": [r.model_dump() for r in records], "observations": []}
 
 

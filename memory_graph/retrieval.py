@@ -19,7 +19,7 @@ from typing import Any
 
 from memory_graph.config import Context
 from memory_graph.knapsack import knapsack
-from memory_graph.records import Recall, RecallItem
+from memory_graph.records import Recall, RecallItem, Status
 from memory_graph.store import Store, new_id, now_iso
 from memory_graph.store.index import VectorIndex
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
@@ -113,16 +113,16 @@ def recall(
         row = rows[mid]
         rel = relevance(sims[mid], best)
         held_at_as_of = as_of_iso is not None and row["status"] != "current" and row["valid_to"] and row["valid_to"] > as_of_iso
-        status = "current" if held_at_as_of and row["status"] in ("superseded", "retracted") else row["status"]
+        status: Status = "current" if held_at_as_of and row["status"] in ("superseded", "retracted") else row["status"]
         valid_from = from_iso(row["valid_from"])
-        age_days = (now - valid_from).total_seconds() / 86400 if valid_from else 0.0
+        age_days = (now - valid_from).total_seconds() / 86400 if valid_from and now else 0.0
         post = posterior_for(stats.get(mid), task)
         u = usefulness(rel, post, row["confidence"], age_days, row["status"] == "contested", ctx.learning)
         sup_by = replaced.get(mid) if row["status"] in ("superseded", "retracted") and not held_at_as_of else None
         item = RecallItem(
             id=mid, text=row["text"], kind=row["kind"], subject=row["subject"], attribute=row["attribute"],
             value=row["value"], scope=row["scope"], status=status, retention=row["retention"],
-            valid_from=row["valid_from"], valid_to=row["valid_to"] if not held_at_as_of else row["valid_to"],
+            valid_from=row["valid_from"], valid_to=row["valid_to"],
             superseded_by=sup_by if sup_by != "forget-request" else "forget request",
             tokens=0, score=round(u, 4), similarity=round(sims[mid], 4), provenance=prov.get(mid, []), source=row["source"],
         )
@@ -134,7 +134,8 @@ def recall(
     room = max(budget - overhead, 0)
     if ctx.selection == "topk":
         order = sorted(range(len(items)), key=lambda i: -relevances[i])
-        chosen_idx, used = [], 0
+        chosen_idx: list[int] = []
+        used = 0
         for i in order:
             if len(chosen_idx) >= ctx.max_items:
                 break

@@ -49,6 +49,7 @@ class Store:
         self.index = VectorIndex(path / "chroma")
         self.embedding_model = embedding_model
         self._embedder: Embedder | None = None
+        self._vectors: dict[str, np.ndarray] = {}
         self.refs = 0
         self.write_lock = threading.RLock()
         self.reconcile()
@@ -94,7 +95,17 @@ class Store:
         return self._embedder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embedder.embed(list(texts))
+        """Embed ``texts`` (n, dim), reusing vectors of texts embedded recently (one batch per turn:
+        the extract node embeds observations and memory texts together, the link node reuses them)."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
+                self._vectors[text] = vector
+            while len(self._vectors) > 4096:
+                self._vectors.pop(next(iter(self._vectors)))
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
 
     # ---- index maintenance -----------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ Chroma's telemetry is off.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,10 +40,8 @@ class VectorIndex:
     def reset(self) -> None:
         """Drop both collections and create them empty (used by ``reindex``)."""
         for name in ("memories", "observations"):
-            try:
+            with contextlib.suppress(Exception):  # an absent collection is fine
                 self.client.delete_collection(name)
-            except Exception:  # noqa: S110 - absent collection is fine
-                pass
         self.memories = self._collection("memories")
         self.observations = self._collection("observations")
 

@@ -1,0 +1,138 @@
+"""The agent graph: ``START -> planner -> memory -> tools -> planner ... -> respond -> END``.
+
+* ``planner`` decides the tool calls (a chat model with the tools bound and the memory context in its
+  system prompt) and the memory query (the newest human text). Without a chat model it calls no tools.
+  Tool rounds per turn are capped at ``MAX_TOOL_ROUNDS``.
+* ``memory`` runs the compiled memory subgraph (``memory_graph.graph.graph``): it stores the messages it has
+  not yet observed, credits the previous answer's recall from this human turn, and recalls context for the
+  query into ``memory_context``. It sits between the planner and the tool node, so tools and the responder
+  see the recalled context.
+* ``tools`` is LangGraph's ``ToolNode`` (``agent.tools.TOOLS``); it returns to the planner.
+* ``respond`` answers with the chat model, or offline only from the recalled memories (with ``[m:ID]``
+  citations), saying that no LLM is configured.
+
+``graph`` is the module-level compiled instance (no checkpointer; ``langgraph dev`` and the CLI add one).
+Configuration is ``memory_graph.config.Context`` (``context_schema``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.prebuilt import ToolNode
+from langgraph.runtime import Runtime
+
+from agent.prompts import planner_prompt, responder_prompt
+from agent.responder import offline_answer
+from agent.state import AgentState, as_context
+from agent.tools import TOOLS
+from memory_graph.chat_model import make_chat_model
+from memory_graph.config import Context
+from memory_graph.graph import graph as memory_subgraph
+
+MAX_TOOL_ROUNDS = 3
+
+
+def _text(msg: AnyMessage) -> str:
+    content = msg.content
+    if isinstance(content, str):
+        return content
+    return " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+
+
+def _last_human_index(messages: list[AnyMessage]) -> int:
+    return next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), -1)
+
+
+def _this_turn(messages: list[AnyMessage]) -> list[AnyMessage]:
+    """The messages after the newest human message (all of them when there is none)."""
+    return messages[_last_human_index(messages) + 1 :]
+
+
+def tool_rounds(messages: list[AnyMessage]) -> int:
+    """How many tool-calling AI messages the current turn already has."""
+    return sum(1 for m in _this_turn(messages) if isinstance(m, AIMessage) and m.tool_calls)
+
+
+def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None = None, name: str = "agent") -> Any:
+    """Compile the agent.
+
+    Args:
+        checkpointer: optional LangGraph checkpointer (e.g. ``SqliteSaver``) for conversation threads.
+        chat_model: a chat model to use instead of ``Context.model`` / ``Context.base_url`` (tests inject a
+            scripted one); it must support ``bind_tools``.
+        name: the graph's name (shown in Studio and traces).
+    """
+
+    def resolve_model(ctx: Context) -> BaseChatModel | None:
+        return chat_model if chat_model is not None else make_chat_model(ctx.model, ctx.base_url)
+
+    def planner(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Choose the memory query and, with a chat model, the tool calls of this round."""
+        idx = _last_human_index(state.messages)
+        update: dict[str, Any] = {"memory_query": _text(state.messages[idx]).strip() if idx >= 0 else ""}
+        model = resolve_model(as_context(runtime.context))
+        if model is None or idx < 0 or tool_rounds(state.messages) >= MAX_TOOL_ROUNDS:
+            return update
+        prompt = [SystemMessage(planner_prompt(state.memory_context)), *state.messages]
+        msg = model.bind_tools(TOOLS).invoke(prompt)
+        if isinstance(msg, AIMessage) and msg.tool_calls:
+            update["messages"] = [msg]
+        return update
+
+    def memory(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Run the memory subgraph: observe new messages, credit the last answer, recall for the query."""
+        ctx = as_context(runtime.context)
+        first_call = not any(isinstance(m, ToolMessage) for m in _this_turn(state.messages))
+        if first_call:
+            payload: dict[str, Any] = {
+                "messages": state.messages, "query": state.memory_query, "last_recall_id": state.last_recall_id,
+            }
+        else:  # later tool rounds: observe the tool traffic; recall again only when the query changed
+            same = state.recall is not None and state.recall.get("query") == state.memory_query
+            payload = {"messages": _this_turn(state.messages), "query": "" if same else state.memory_query}
+        out = memory_subgraph.invoke(payload, context=ctx)
+        update: dict[str, Any] = {}
+        if first_call:
+            update["credit"] = out.get("credit")
+        if out.get("recall") is not None:
+            update.update(memory_context=out.get("memory_context", ""), recall=out["recall"],
+                          last_recall_id=out.get("last_recall_id"))
+        elif first_call:
+            update.update(memory_context="", recall=None)
+        return update
+
+    def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Answer the newest human message from the recalled context."""
+        model = resolve_model(as_context(runtime.context))
+        if model is None:
+            return {"messages": [AIMessage(offline_answer(state.recall))]}
+        prompt = [SystemMessage(responder_prompt(state.memory_context)), *state.messages]
+        answer = model.invoke(prompt)
+        if not isinstance(answer, AIMessage) or answer.tool_calls:
+            answer = AIMessage(_text(answer) if isinstance(answer, AIMessage) else str(answer))
+        return {"messages": [answer]}
+
+    builder = StateGraph(AgentState, context_schema=Context)
+    builder.add_node("planner", planner)
+    builder.add_node("memory", memory)
+    builder.add_node("tools", ToolNode(TOOLS))
+    builder.add_node("respond", respond)
+    builder.add_edge(START, "planner")
+    builder.add_edge("planner", "memory")
+    builder.add_conditional_edges("memory", route_after_memory, ["tools", "respond"])
+    builder.add_edge("tools", "planner")
+    builder.add_edge("respond", END)
+    return builder.compile(checkpointer=checkpointer, name=name)
+
+
+def route_after_memory(state: AgentState) -> Literal["tools", "respond"]:
+    """To the tool node when the newest message is an AI message with pending tool calls, else respond."""
+    last = state.messages[-1] if state.messages else None
+    return "tools" if isinstance(last, AIMessage) and last.tool_calls else "respond"
+
+
+graph = build_agent_graph()

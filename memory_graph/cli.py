@@ -1,0 +1,691 @@
+"""``memory-graph``: the command-line interface (typer + rich).
+
+Commands (every one takes ``--store PATH`` and ``--user ID``; defaults ``$MEMORY_GRAPH_STORE`` or
+``./.memory-graph`` and ``$MEMORY_GRAPH_USER`` or ``default``)::
+
+    memory-graph ingest FILE [--speaker-map NAME=ROLE] [--batch-size N]
+    memory-graph ask QUESTION [--as-of DATE] [--budget N] [--history] [--explain] [--model M] [--base-url URL]
+    memory-graph chat [--thread ID] [--model M] [--base-url URL]
+    memory-graph inspect [ID]
+    memory-graph forget ID [--hard]
+    memory-graph reindex
+    memory-graph eval ...            (when the ``evals`` package provides a typer app)
+
+Expected errors (bad input files, unknown ids, invalid dates or budgets, a broken database) print one
+``error: ...`` line on stderr and exit with status 1 (2 for an invalid option value); never a traceback.
+Set ``MEMORY_GRAPH_DEBUG=1`` to see tracebacks.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import sqlite3
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+# quiet the embedder's weight-loading progress bars and tokenizer fork warnings (before transformers loads)
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+if TYPE_CHECKING:
+    from memory_graph.api import Memory
+    from memory_graph.records import Recall
+
+app = typer.Typer(
+    name="memory-graph",
+    help="Long-term memory for LangGraph agents: ingest conversations, ask, chat, inspect and forget.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+_WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 140
+console = Console(highlight=False, width=_WIDTH)
+err_console = Console(stderr=True, highlight=False, width=_WIDTH)
+
+DEFAULT_BATCH = 32
+MAX_LINE_CHARS = 20_000
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CliError(Exception):
+    """An expected failure: printed as one ``error:`` line, exit status ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    text = str(exc).strip() or type(exc).__name__
+    return " ".join(text.split())  # one line
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    err_console.print(f"[bold red]error:[/bold red] {escape(message)}", soft_wrap=True)
+    return typer.Exit(code)
+
+
+def guarded(func: F) -> F:
+    """Run a command body; expected errors become one red ``error:`` line and a non-zero exit status."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except CliError as exc:
+            raise _fail(str(exc), exc.code) from None
+        except KeyboardInterrupt:
+            raise _fail("interrupted", 130) from None
+        except (ValueError, KeyError, OSError, sqlite3.Error, TypeError) as exc:
+            if os.environ.get("MEMORY_GRAPH_DEBUG"):
+                raise
+            raise _fail(_message(exc), 1) from None
+        except Exception as exc:  # an unexpected failure still gets one line, not a traceback
+            if os.environ.get("MEMORY_GRAPH_DEBUG"):
+                raise
+            raise _fail(f"{type(exc).__name__}: {_message(exc)}", 1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+# ---- shared options -----------------------------------------------------------------------------------
+
+StoreOpt = Annotated[
+    Path,
+    typer.Option("--store", envvar="MEMORY_GRAPH_STORE", help="Store folder (ledger + index).", show_default=True),
+]
+UserOpt = Annotated[str, typer.Option("--user", envvar="MEMORY_GRAPH_USER", help="Namespace (user id).")]
+ModelOpt = Annotated[
+    str, typer.Option("--model", envvar="MEMORY_GRAPH_MODEL", help="Chat model; empty = offline (no LLM).")
+]
+BaseUrlOpt = Annotated[
+    str, typer.Option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible server URL.")
+]
+DEFAULT_STORE = Path(".memory-graph")
+
+
+def _open(store: Path, user: str, **overrides: Any) -> Memory:
+    from memory_graph.api import Memory
+
+    if not user.strip():
+        raise CliError("--user must be a non-empty id", 2)
+    return Memory(store, user_id=user, **{k: v for k, v in overrides.items() if v not in (None, "")})
+
+
+def _short_date(value: str | None) -> str:
+    return value[:10] if value else "now"
+
+
+# ---- ingest -------------------------------------------------------------------------------------------
+
+
+def _parse_speaker_map(entries: list[str]) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for entry in entries:
+        for part in entry.split(","):
+            if not part.strip():
+                continue
+            name, sep, role = part.partition("=")
+            if not sep or not name.strip() or not role.strip():
+                raise CliError(f"--speaker-map expects NAME=ROLE, got {part.strip()!r}", 2)
+            mapping[name.strip().lower()] = role.strip()
+    return mapping
+
+
+def load_turns(path: Path, speaker_map: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Read and validate a whole conversation file; nothing is written.
+
+    JSONL: one object per line with ``text`` (required), ``speaker``, ``time``, ``ref``, ``session_id``
+    (``session`` accepted), ``source``. Plain text: ``Speaker: text`` per line (time = now, ref = file:line).
+    Blank lines are skipped.
+
+    Raises:
+        CliError: naming the first bad line (malformed JSON, missing text, bad time, binary content) or an
+            empty file.
+    """
+    from memory_graph.nodes import validate_observation
+
+    speaker_map = speaker_map or {}
+    if not path.exists():
+        raise CliError(f"{path}: no such file")
+    if path.is_dir():
+        raise CliError(f"{path}: is a folder, not a file")
+    data = path.read_bytes()
+    if not data.strip():
+        raise CliError(f"{path}: the file is empty")
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise CliError(f"{path}:{line}: binary content (NUL byte); expected JSONL or 'Speaker: text' lines")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise CliError(f"{path}:{line}: binary content (not UTF-8 text)") from None
+    lines = text.splitlines()
+    first = next((ln.strip() for ln in lines if ln.strip()), "")
+    is_jsonl = path.suffix.lower() in (".jsonl", ".ndjson") or first.startswith("{")
+    now = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    turns: list[dict[str, Any]] = []
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        where = f"{path}:{lineno}"
+        if len(line) > MAX_LINE_CHARS * 2:
+            raise CliError(f"{where}: line is {len(line)} characters long")
+        if any(ord(c) < 32 and c not in "\t" for c in line):
+            raise CliError(f"{where}: binary content (control characters)")
+        if is_jsonl:
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CliError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(obj, dict):
+                raise CliError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+            if not isinstance(obj.get("text"), str) or not obj["text"].strip():
+                raise CliError(f"{where}: missing or empty 'text'")
+            speaker = str(obj.get("speaker") or "user").strip() or "user"
+            turn = {
+                "text": obj["text"],
+                "speaker": speaker_map.get(speaker.lower(), speaker),
+                "time": obj.get("time"),
+                "ref": str(obj["ref"]) if obj.get("ref") not in (None, "") else f"{path.name}:{lineno}",
+                "session_id": obj.get("session_id") or obj.get("session"),
+                "source": obj.get("source"),
+            }
+            if turn["session_id"] is not None:
+                turn["session_id"] = str(turn["session_id"])
+        else:
+            speaker, sep, body = line.partition(":")
+            if not sep or not speaker.strip() or len(speaker) > 60 or not body.strip():
+                raise CliError(f"{where}: expected 'Speaker: text'")
+            speaker = speaker.strip()
+            turn = {"text": body.strip(), "speaker": speaker_map.get(speaker.lower(), speaker), "time": now,
+                    "ref": f"{path.name}:{lineno}", "session_id": None, "source": None}
+        try:
+            validate_observation(turn)
+        except ValueError as exc:
+            raise CliError(f"{where}: {_message(exc)}") from None
+        turns.append(turn)
+    if not turns:
+        raise CliError(f"{path}: the file has no turns")
+    return turns
+
+
+def _batches(items: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+@app.command()
+@guarded
+def ingest(
+    file: Annotated[Path, typer.Argument(help="JSONL ({speaker, text, time, ref}) or 'Speaker: text' lines.")],
+    speaker_map: Annotated[
+        list[str] | None,
+        typer.Option("--speaker-map", help="Map a speaker name to a role, e.g. 'Dana=user,Bot=assistant' (repeatable)."),
+    ] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Turns per subgraph run.")] = DEFAULT_BATCH,
+    model: ModelOpt = "",
+    base_url: BaseUrlOpt = "",
+    store: StoreOpt = DEFAULT_STORE,
+    user: UserOpt = "default",
+) -> None:
+    """Validate a whole conversation file, then observe it in batches and print a summary."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if batch_size <= 0:
+        raise CliError(f"--batch-size must be positive, got {batch_size}", 2)
+    turns = load_turns(file, _parse_speaker_map(speaker_map or []))
+    actions: Counter[str] = Counter()
+    superseded = retracted = 0
+    with _open(store, user, model=model, base_url=base_url) as mem:
+        progress = Progress(
+            TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=err_console, transient=True,
+        )
+        with progress:
+            task = progress.add_task("ingest", total=len(turns))
+            for batch in _batches(turns, batch_size):
+                for rec in mem.observe_many(batch):
+                    actions[rec["action"]] += 1
+                    if rec["action"] == "supersede":
+                        superseded += len(rec.get("targets") or [])
+                    elif rec["action"] == "retract":
+                        retracted += len(rec.get("targets") or [])
+                progress.advance(task, len(batch))
+    formed = sum(n for a, n in actions.items() if a not in ("duplicate", "forget"))
+    table = Table(title=f"ingested {file.name} into {user!r}", show_header=False)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for label, value in (
+        ("turns", len(turns)),
+        ("memories formed", formed),
+        ("superseded", superseded),
+        ("retracted", retracted),
+        ("duplicates", actions.get("duplicate", 0)),
+        ("contested", actions.get("contest", 0)),
+        ("forget requests", actions.get("forget", 0)),
+    ):
+        table.add_row(label, str(value))
+    console.print(table)
+
+
+# ---- ask ----------------------------------------------------------------------------------------------
+
+
+def _recall_table(recall: Recall) -> Table:
+    items = sorted(recall.items, key=lambda it: it.status != "current")  # stable: current first, best first
+    table = Table(title=f"recalled for {recall.query!r}" + (f" as of {recall.as_of[:10]}" if recall.as_of else ""))
+    table.add_column("id", no_wrap=True)
+    for col in ("status", "valid", "scope", "source", "text"):
+        table.add_column(col, overflow="fold")
+    for it in items:
+        status = it.status + (f" by {it.superseded_by}" if it.superseded_by else "")
+        style = "green" if it.status == "current" else "yellow"
+        table.add_row(it.id, f"[{style}]{escape(status)}[/{style}]",
+                      f"{_short_date(it.valid_from)} -> {_short_date(it.valid_to)}", it.scope or "-",
+                      escape(it.source), escape(it.text))
+    if not items:
+        table.add_row("-", "-", "-", "-", "-", "(no relevant memories)")
+    return table
+
+
+def _explain_table(mem: Memory, recall: Recall) -> Table:
+    ids = [c["id"] for c in recall.candidates]
+    rows = mem.store.ledger.memories(mem.context.user_id, ids)
+    table = Table(title=f"candidates ({len(ids)}), budget {recall.budget_tokens} tokens, used {recall.tokens_used}")
+    table.add_column("id", no_wrap=True)
+    for col in ("similarity", "usefulness", "tokens", "status", "decision", "text"):
+        table.add_column(col, overflow="fold")
+    for c in sorted(recall.candidates, key=lambda c: (not c.get("chosen"), -float(c.get("usefulness") or 0))):
+        row = rows.get(c["id"])
+        table.add_row(c["id"], f"{float(c.get('similarity', 0)):.3f}", f"{float(c.get('usefulness', 0)):.3f}",
+                      str(c.get("tokens", "")), str(c.get("status", "")), escape(str(c.get("reason", ""))),
+                      escape(row["text"] if row is not None else "(erased)"))
+    return table
+
+
+def offline_answer(items: list[Any], limit: int = 3) -> str:
+    """An answer made only from recalled memories (current ones first), with ``[m:ID]`` citations."""
+    current = [it for it in items if getattr(it, "status", "current") == "current"][:limit]
+    if not current:
+        return "I have no memory that answers this. (No LLM configured: answering from memory only.)"
+    lines = [f"- {it.text} [m:{it.id}]" for it in current]
+    return "From memory (no LLM configured):\n" + "\n".join(lines)
+
+
+def _load_agent_builder() -> Callable[..., Any] | None:
+    try:
+        from agent.graph import build_agent_graph  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return build_agent_graph  # type: ignore[no-any-return]
+
+
+def _last_ai_text(messages: list[Any]) -> str:
+    from langchain_core.messages import AIMessage
+
+    for msg in reversed(messages or []):
+        if isinstance(msg, AIMessage) and not msg.tool_calls:
+            content = msg.content
+            if isinstance(content, str):
+                return content
+            return " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return ""
+
+
+def _parse_as_of(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from memory_graph.timeutil import parse_time, to_iso
+
+    try:
+        return to_iso(parse_time(value))
+    except ValueError as exc:
+        raise CliError(f"--as-of: {_message(exc)}", 2) from None
+
+
+@app.command()
+@guarded
+def ask(
+    question: Annotated[str, typer.Argument(help="What to recall and answer.")],
+    as_of: Annotated[str | None, typer.Option("--as-of", help="Answer as of this date (ISO-8601 or a date phrase).")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", help="Token budget of the recalled context.")] = None,
+    history: Annotated[bool, typer.Option("--history", help="Include superseded memories.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Show every candidate and why it was chosen or dropped.")] = False,
+    task: Annotated[str | None, typer.Option("--task", help="Task class (for per-task usefulness).")] = None,
+    model: ModelOpt = "",
+    base_url: BaseUrlOpt = "",
+    store: StoreOpt = DEFAULT_STORE,
+    user: UserOpt = "default",
+) -> None:
+    """Recall memories for QUESTION, print them (current first), then the answer."""
+    if not question.strip():
+        raise CliError("QUESTION must not be empty", 2)
+    if budget is not None and budget <= 0:
+        raise CliError(f"--budget must be a positive number of tokens, got {budget}", 2)
+    as_of_iso = _parse_as_of(as_of)
+    with _open(store, user, model=model, base_url=base_url) as mem:
+        if budget is not None:
+            mem.context = mem.context.replace(budget_tokens=budget)
+        builder = _load_agent_builder()
+        answer = ""
+        note = ""
+        recall: Recall | None = None
+        if builder is not None and not (as_of_iso or history or task):
+            # the agent recalls once (its memory node); its recall is the one shown and later credited
+            from langchain_core.messages import HumanMessage
+
+            from memory_graph.records import Recall as RecallModel
+
+            out = builder().invoke({"messages": [HumanMessage(question)]},
+                                   config={"configurable": {"thread_id": "ask"}}, context=mem.context)
+            answer = _last_ai_text(out.get("messages", []))
+            if out.get("recall"):
+                recall = RecallModel.model_validate(out["recall"])
+        elif builder is not None:
+            note = "(the agent takes no --as-of/--history/--task: answering from the recalled memories)"
+        if recall is None:
+            recall = mem.recall(question, budget_tokens=budget, as_of=as_of_iso, task=task, include_history=history)
+        console.print(_recall_table(recall))
+        if explain:
+            console.print(_explain_table(mem, recall))
+        console.print(f"[dim]recall id: {recall.id}  tokens: {recall.tokens_used}/{recall.budget_tokens}[/dim]")
+        if not answer:
+            answer = offline_answer(recall.items)
+        console.print("[bold]answer[/bold]")
+        console.print(escape(answer))
+        if note:
+            console.print(f"[dim]{escape(note)}[/dim]")
+
+
+# ---- chat ---------------------------------------------------------------------------------------------
+
+
+class _Session:
+    """One chat thread: the agent graph (or, until ``agent`` exists, the memory subgraph) with a SQLite
+    checkpointer at ``<store>/threads.sqlite3``."""
+
+    def __init__(self, mem: Memory, thread: str) -> None:
+        import sqlite3 as _sqlite3
+
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        self.mem = mem
+        self.thread = thread
+        self.conn = _sqlite3.connect(str(Path(mem.store.path) / "threads.sqlite3"), check_same_thread=False)
+        self.saver = SqliteSaver(self.conn)
+        builder = _load_agent_builder()
+        self.agent = builder is not None
+        if builder is not None:
+            try:
+                self.graph = builder(checkpointer=self.saver)
+            except TypeError:
+                self.graph = builder().copy(update={"checkpointer": self.saver})
+        else:
+            from memory_graph.graph import build_memory_graph
+
+            self.graph = build_memory_graph(checkpointer=self.saver)
+        self.last_recall_id: str | None = None
+        self.last_items: list[Any] = []
+        self.last_answer: str = ""
+
+    def turn(self, text: str) -> str:
+        from langchain_core.messages import HumanMessage
+
+        from memory_graph.records import Recall
+
+        out = self.graph.invoke({"messages": [HumanMessage(text)]},
+                                config={"configurable": {"thread_id": self.thread}}, context=self.mem.context)
+        self.last_recall_id = out.get("last_recall_id") or self.last_recall_id
+        rec = out.get("recall")
+        self.last_items = Recall.model_validate(rec).items if rec else []
+        answer = _last_ai_text(out.get("messages", [])) if self.agent else ""
+        self.last_answer = answer or offline_answer(self.last_items)
+        return self.last_answer
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+CHAT_HELP = "commands: /good  /bad  /inspect ID  /forget ID [--hard]  /quit"
+
+
+def _slash(session: _Session, line: str) -> bool:
+    """Handle a slash command; returns False to end the chat."""
+    parts = line.split()
+    cmd, args = parts[0].lower(), parts[1:]
+    mem = session.mem
+    if cmd in ("/quit", "/exit", "/q"):
+        return False
+    if cmd in ("/good", "/bad"):
+        if not session.last_recall_id:
+            raise CliError("no recall to give feedback on yet")
+        shown = {it.id for it in session.last_items}
+        cited = [m for m in dict.fromkeys(re.findall(r"\[m:([0-9a-zA-Z_-]+)\]", session.last_answer)) if m in shown]
+        result = mem.feedback(session.last_recall_id, success=cmd == "/good", used_ids=cited or None,
+                              answer=session.last_answer or None)
+        console.print(f"feedback {'good' if cmd == '/good' else 'bad'} on recall {session.last_recall_id}: "
+                      f"credited {len(result.get('credited') or {})}, blamed {len(result.get('blamed') or {})}")
+        return True
+    if cmd == "/inspect":
+        _print_inspect(mem, args[0] if args else None)
+        return True
+    if cmd == "/forget":
+        if not args:
+            raise CliError("usage: /forget ID [--hard]")
+        _print_forget(mem.forget(args[0], hard="--hard" in args[1:]))
+        return True
+    if cmd == "/help":
+        console.print(CHAT_HELP)
+        return True
+    raise CliError(f"unknown command {cmd}; {CHAT_HELP}")
+
+
+@app.command()
+@guarded
+def chat(
+    thread: Annotated[str, typer.Option("--thread", help="Conversation thread id (persisted).")] = "default",
+    model: ModelOpt = "",
+    base_url: BaseUrlOpt = "",
+    store: StoreOpt = DEFAULT_STORE,
+    user: UserOpt = "default",
+) -> None:
+    """Chat with the agent; reads lines from stdin until EOF or /quit. """
+    interactive = sys.stdin.isatty()
+    with _open(store, user, model=model, base_url=base_url) as mem:
+        session = _Session(mem, thread)
+        try:
+            if not session.agent:
+                err_console.print("[dim]agent not available: memory-only offline chat[/dim]")
+            if interactive:
+                console.print(f"[dim]thread {thread!r}, user {user!r}. {CHAT_HELP}[/dim]")
+            while True:
+                try:
+                    line = input("you> " if interactive else "")
+                except EOFError:
+                    break
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    if line.startswith("/"):
+                        if not _slash(session, line):
+                            break
+                        continue
+                    answer = session.turn(line)
+                except CliError as exc:  # a bad command ends nothing
+                    err_console.print(f"[bold red]error:[/bold red] {escape(str(exc))}", soft_wrap=True)
+                    continue
+                except (ValueError, KeyError) as exc:
+                    err_console.print(f"[bold red]error:[/bold red] {escape(_message(exc))}", soft_wrap=True)
+                    continue
+                console.print(f"[bold cyan]assistant>[/bold cyan] {escape(answer)}")
+        finally:
+            session.close()
+
+
+# ---- inspect / forget / reindex -----------------------------------------------------------------------
+
+
+def _print_inspect(mem: Memory, memory_id: str | None) -> None:
+    info = mem.inspect(memory_id)
+    if memory_id is None:
+        counts = info["memories"]
+        total = sum(counts.values())
+        console.print(f"namespace [bold]{escape(info['namespace'])}[/bold]: {info['observations']} observations, "
+                      f"{total} memories (" + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ")")
+        table = Table(title="recent memories")
+        for col in ("id", "status", "retention", "valid", "scope", "text"):
+            table.add_column(col, overflow="fold")
+        for r in info["recent"][:20]:
+            table.add_row(r["id"], r["status"], r["retention"], f"{_short_date(r['valid_from'])} -> "
+                          f"{_short_date(r['valid_to'])}", r["scope"] or "-", escape(r["text"]))
+        console.print(table)
+        return
+    table = Table(title=f"memory {memory_id}", show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    for key in ("text", "status", "retention", "kind", "subject", "attribute", "value", "scope", "source",
+                "valid_from", "valid_to", "confidence"):
+        if key in info:
+            table.add_row(key, escape(str(info[key] if info[key] not in (None, "") else "-")))
+    refs = ", ".join(str(p.get("ref") or p.get("observation_id")) for p in info.get("provenance", []))
+    table.add_row("provenance", escape(refs or "-"))
+    table.add_row("supersedes", ", ".join(info.get("supersedes") or []) or "-")
+    table.add_row("superseded_by", str(info.get("superseded_by") or "-"))
+    stats = info.get("stats") or {}
+    for cls, s in stats.items():
+        table.add_row(f"stats ({cls})", f"shown {s.get('shown', 0)}, credited {s.get('credited', 0)}, "
+                      f"blamed {s.get('blamed', 0)}")
+    if not stats:
+        table.add_row("stats", "shown 0, credited 0, blamed 0")
+    console.print(table)
+    events = info.get("events") or []
+    if events:
+        ev = Table(title="events")
+        for col in ("at", "type", "detail"):
+            ev.add_column(col, overflow="fold")
+        for e in events:
+            ev.add_row(str(e.get("at", "")), str(e.get("type", "")), escape(json.dumps(e.get("detail"), default=str)))
+        console.print(ev)
+    chain = mem.history(memory_id)
+    if len(chain) > 1:
+        hist = Table(title="history (oldest first)")
+        for col in ("id", "status", "valid", "text"):
+            hist.add_column(col, overflow="fold")
+        for h in chain:
+            mark = " *" if h["id"] == memory_id else ""
+            hist.add_row(h["id"] + mark, h["status"], f"{_short_date(h['valid_from'])} -> {_short_date(h['valid_to'])}",
+                         escape(h["text"]))
+        console.print(hist)
+
+
+def _print_forget(result: dict[str, Any]) -> None:
+    kind = "erased" if result.get("hard") else "retracted"
+    console.print(f"{kind} {len(result['forgotten'])} memories: {', '.join(result['forgotten'])}"
+                  + (f"; erased {len(result['observations'])} observations" if result.get("hard") else ""))
+
+
+@app.command()
+@guarded
+def inspect(
+    memory_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="A memory id; omit for a summary.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    user: UserOpt = "default",
+) -> None:
+    """Summarise the namespace, or show one memory with its provenance, stats, events and history."""
+    with _open(store, user) as mem:
+        _print_inspect(mem, memory_id)
+
+
+@app.command()
+@guarded
+def forget(
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory to forget.")],
+    hard: Annotated[bool, typer.Option("--hard", help="Erase the text everywhere (not only retract).")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    user: UserOpt = "default",
+) -> None:
+    """Retract a memory (kept in history), or with --hard erase it and its source observations."""
+    with _open(store, user) as mem:
+        _print_forget(mem.forget(memory_id, hard=hard))
+
+
+@app.command()
+@guarded
+def reindex(store: StoreOpt = DEFAULT_STORE, user: UserOpt = "default") -> None:
+    """Rebuild the Chroma index from the SQLite ledger (all namespaces)."""
+    from memory_graph.store.index import VectorIndex
+
+    with _open(store, user) as mem:
+        counts = mem.store.reindex()
+        idx = mem.store.index
+        console.print(f"reindexed: {counts.get('indexed', 0)} records embedded, {counts.get('removed', 0)} removed; "
+                      f"index now holds {len(VectorIndex.ids(idx.memories))} memories and "
+                      f"{len(VectorIndex.ids(idx.observations))} observations")
+
+
+# ---- eval (mounted from the evals package when it is there) --------------------------------------------
+
+
+def _mount_evals() -> bool:
+    """Add the evals typer app as ``eval`` (from ``evals.cli`` or ``evals.runner``); False when absent."""
+    import importlib
+
+    for name in ("evals.cli", "evals.runner"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        for attr in ("eval_app", "app"):
+            sub = getattr(module, attr, None)
+            if isinstance(sub, typer.Typer):
+                app.add_typer(sub, name="eval", help="Run the benchmarks (evals package).")
+                return True
+    return False
+
+
+def _eval_missing() -> None:
+    @app.command(name="eval", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def eval_placeholder() -> None:
+        """Run the benchmarks (needs the evals package)."""
+        raise _fail("the evals package is not available (evals/cli.py or evals/runner.py with a typer app)", 1)
+
+
+def main() -> None:
+    """Entry point of the ``memory-graph`` script."""
+    argv = sys.argv[1:]
+    wants_eval = "eval" in argv[:1] or not argv or any(a in ("--help", "-h") for a in argv[:1])
+    mounted = False
+    if wants_eval:
+        try:
+            mounted = _mount_evals()
+        except Exception:  # a broken evals package must not break the CLI
+            mounted = False
+    if not mounted:
+        _eval_missing()
+    app(prog_name="memory-graph")
+
+
+if __name__ == "__main__":
+    main()
