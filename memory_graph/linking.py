@@ -15,6 +15,7 @@ Rules (measured on the supersession suite of evals/):
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -92,7 +93,7 @@ def _insert_memory(cur: Any, namespace: str, record: MemoryRecord, ctx: Context,
     )
     cur.execute(
         "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
-        (namespace, memory_id, "formed", f'{{"extractor": "{record.extractor}", "ref": "{record.ref or ""}"}}', now),
+        (namespace, memory_id, "formed", json.dumps({"extractor": record.extractor, "ref": record.ref or ""}), now),
     )
     return memory_id
 
@@ -108,7 +109,7 @@ def _end(cur: Any, namespace: str, old: Any, new_id_: str, valid_to: str, status
     )
     cur.execute(
         "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
-        (namespace, old["id"], f"status:{status}", f'{{"by": "{new_id_}", "reason": "{reason}"}}', now_iso()),
+        (namespace, old["id"], f"status:{status}", json.dumps({"by": new_id_, "reason": reason}), now_iso()),
     )
 
 
@@ -173,7 +174,7 @@ def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecor
             )
             cur.execute(
                 "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
-                (ns, old["id"], "corroborated", f'{{"ref": "{record.ref or ""}"}}', now_iso()),
+                (ns, old["id"], "corroborated", json.dumps({"ref": record.ref or ""}), now_iso()),
             )
             return {"action": "duplicate", "id": old["id"], "targets": [], "reason": "same key and value"}
 

@@ -120,6 +120,11 @@ def credit(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     if not rows or rows[0]["outcome"] is not None or len(humans) < 2:
         return {"credit": None}
     last_h, prev_h = humans[-1], humans[-2]
+    newest_id = state.messages[last_h].id
+    if newest_id and store.ledger.query(
+        "SELECT 1 FROM observations WHERE namespace=? AND ref=? LIMIT 1", (ctx.user_id, newest_id)
+    ):
+        return {"credit": None}  # not a new user turn (e.g. a second call within the same turn)
     answer = next((_message_text(m) for m in reversed(state.messages[prev_h:last_h]) if isinstance(m, AIMessage) and _message_text(m)), "")
     tool_args = " ".join(str(tc.get("args")) for m in state.messages[prev_h:last_h] if isinstance(m, AIMessage) for tc in m.tool_calls)
     success = credit_mod.infer_outcome(_message_text(state.messages[last_h]))

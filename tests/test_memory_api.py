@@ -194,3 +194,9 @@ def test_index_reconciles_after_crash(tmp_path: Path) -> None:
     store = Store(tmp_path / "s")  # a fresh process would open it like this
     assert store.ledger.query("SELECT COUNT(*) AS n FROM memories WHERE indexed=0")[0]["n"] == 0
     store.ledger.close()
+
+
+def test_quotes_in_refs_and_text_keep_ledger_valid(mem: Memory) -> None:
+    formed = mem.observe('I live in "Lisbon" \\ Portugal.', ref='msg "17" \\ x')
+    info = mem.inspect(formed[0]["id"])
+    assert info["events"][0]["detail"]["ref"] == 'msg "17" \\ x'

@@ -1,0 +1,207 @@
+"""Run a suite end to end and write ``results.json``, ``table.md`` and PNG plots; the ``eval`` CLI command.
+
+``memory-graph eval SUITE [--quick] [--seeds ...] [--out DIR] [--data DIR] [--systems a,b] [--budget N]``
+(or ``python -m evals SUITE ...``). SUITE is ``supersession``, ``locomo``, ``outcome`` or ``all``. Results go
+to ``OUT/<suite>/`` (default ``evals/results`` for full runs, ``evals/results/_scratch`` for ``--quick``). The
+exit status is 1 when any suite raised.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from evals.common import TEST_SEEDS, parse_seeds
+from evals.report import write_json
+from evals.systems import ALL_SYSTEMS, MEMORY_GRAPH_VARIANTS, QUICK_SYSTEMS, make_system, memory_graph_available
+
+SUITES = ("supersession", "locomo", "outcome")
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "evals" / "results"
+
+
+def default_data() -> Path:
+    """LoCoMo folder: ``$MEMORY_GRAPH_LOCOMO``, else ``../shared/data/locomo`` next to the repository."""
+    env = os.environ.get("MEMORY_GRAPH_LOCOMO")
+    return Path(env) if env else (ROOT.parent / "shared" / "data" / "locomo")
+
+
+def resolve_systems(systems: Sequence[str] | None, quick: bool) -> tuple[list[str], dict[str, str]]:
+    """The systems to run and those left out (name -> reason, e.g. memory_graph not importable yet).
+
+    Raises:
+        ValueError: an unknown system name.
+    """
+    wanted = list(systems) if systems else list(QUICK_SYSTEMS if quick else ALL_SYSTEMS)
+    unknown = [s for s in wanted if s not in ALL_SYSTEMS]
+    if unknown:
+        raise ValueError(f"unknown systems {unknown}; choose from {', '.join(ALL_SYSTEMS)}")
+    ok, reason = memory_graph_available()
+    skipped = {s: reason for s in wanted if s in MEMORY_GRAPH_VARIANTS and not ok}
+    return [s for s in wanted if s not in skipped], skipped
+
+
+def _progress(enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    def bar(items: Iterable[Any], desc: str) -> Any:
+        items = list(items)
+        return tqdm(items, desc=desc, total=len(items), file=sys.stderr, mininterval=1.0, leave=False,
+                    dynamic_ncols=True)
+
+    return bar
+
+
+def _command(name: str, quick: bool, seeds: str | None, out: Path | None, data: Path | None,
+             systems: Sequence[str] | None, budget: int | None) -> str:
+    parts = ["memory-graph", "eval", name]
+    if quick:
+        parts.append("--quick")
+    if seeds:
+        parts += ["--seeds", seeds]
+    if out:
+        parts += ["--out", str(out)]
+    if data:
+        parts += ["--data", str(data)]
+    if systems:
+        parts += ["--systems", ",".join(systems)]
+    if budget:
+        parts += ["--budget", str(budget)]
+    return " ".join(parts)
+
+
+def run_suite(
+    name: str,
+    quick: bool = False,
+    seeds: str | Sequence[int] | None = None,
+    out: Path | str | None = None,
+    data: Path | str | None = None,
+    systems: Sequence[str] | None = None,
+    budget: int | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run suite ``name`` and write ``results.json``, ``table.md`` and plots under ``out/<name>/``.
+
+    Args:
+        name: ``supersession`` | ``locomo`` | ``outcome``.
+        quick: small counts (all three suites in a few minutes on 2 cores).
+        seeds: a seed spec (see :func:`evals.common.parse_seeds`) or a list; default per suite (test seeds).
+        out: results root; default ``evals/results`` (``evals/results/_scratch`` when ``quick``).
+        data: LoCoMo folder (locomo only); default :func:`default_data`.
+        systems: names from ``evals.systems.ALL_SYSTEMS``; default all (quick: the baselines + memory_graph).
+        budget: token budget; default per suite (supersession 120, locomo 400, outcome 60).
+        progress: show progress bars on stderr.
+    Returns:
+        the results dict (also written as JSON), with ``wall_s`` and ``command``.
+    Raises:
+        ValueError: unknown suite or system; FileNotFoundError: missing LoCoMo data.
+    """
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r}; choose from {', '.join(SUITES)} or all")
+    started = time.perf_counter()
+    root = Path(out) if out else (RESULTS / "_scratch" if quick else RESULTS)
+    suite_dir = root / name
+    names, skipped = resolve_systems(systems, quick)
+    seed_spec = seeds if isinstance(seeds, str) or seeds is None else ",".join(str(s) for s in seeds)
+    bar = _progress(progress)
+    workdir = Path(tempfile.mkdtemp(prefix=f"mg-eval-{name}-"))
+
+    def make(system_name: str) -> Any:
+        return make_system(system_name, workdir)
+
+    try:
+        if name == "supersession":
+            from evals import supersession as mod
+
+            results = mod.run(make, names, quick=quick, seeds=parse_seeds(seed_spec, (TEST_SEEDS[0],)),
+                              budget=budget or mod.DEFAULT_BUDGET, progress=bar)
+        elif name == "locomo":
+            from evals import locomo as mod  # type: ignore[no-redef]
+
+            folder = Path(data) if data else default_data()
+            results = mod.run(make, names, data=folder, quick=quick, budget=budget or mod.DEFAULT_BUDGET,
+                              progress=bar)
+        else:
+            from evals import outcome as mod  # type: ignore[no-redef]
+
+            default = mod.QUICK_SEEDS if quick else mod.FULL_SEEDS
+            results = mod.run(make, names, quick=quick, seeds=parse_seeds(seed_spec, default),
+                              budget=budget or mod.DEFAULT_BUDGET, progress=bar)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    wall = time.perf_counter() - started
+    command = _command(name, quick, seed_spec, Path(out) if out else None, Path(data) if data else None, systems, budget)
+    results["skipped_systems"] = skipped
+    results["command"] = command
+    results["wall_s"] = round(wall, 1)
+    results["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+    suite_dir.mkdir(parents=True, exist_ok=True)
+    write_json(suite_dir / "results.json", results)
+    pngs = mod.plots(results, suite_dir)
+    header = [f"# {name}: {results['protocol']}", "", f"Command: `{command}`  ",
+              f"Wall time: {wall:.0f} s on {os.cpu_count()} CPUs ({results['finished_at']})  ",
+              f"Config: `{results['config']}`"]
+    if skipped:
+        header.append(f"Skipped (not importable): {', '.join(skipped)} — {next(iter(skipped.values()))}")
+    body = mod.table(results)
+    figs = "\n".join(f"![{p}]({p})" for p in pngs)
+    (suite_dir / "table.md").write_text("\n".join(header) + "\n\n" + body + "\n\n" + figs + "\n", encoding="utf-8")
+    return results
+
+
+eval_app = typer.Typer(help="Benchmarks of memory quality against plain similarity memory.", no_args_is_help=True)
+
+
+@eval_app.command("eval")
+def eval_command(
+    suite: str = typer.Argument(..., help="supersession | locomo | outcome | all"),
+    quick: bool = typer.Option(False, "--quick", help="Small counts: all three suites in a few minutes."),
+    seeds: str | None = typer.Option(None, "--seeds", help="e.g. test:10, dev, 1000-1009, 5,6,7"),
+    out: Path | None = typer.Option(None, "--out", help="Results root (default evals/results)."),
+    data: Path | None = typer.Option(None, "--data", help="LoCoMo folder (default ../shared/data/locomo)."),
+    systems: str | None = typer.Option(None, "--systems", help=f"Comma-separated, from {','.join(ALL_SYSTEMS)}."),
+    budget: int | None = typer.Option(None, "--budget", help="Token budget (default per suite)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
+) -> None:
+    """Run one suite (or all) and write results.json, table.md and PNG plots under OUT/SUITE/."""
+    names = list(SUITES) if suite == "all" else [suite]
+    if any(n not in SUITES for n in names):
+        typer.echo(f"unknown suite {suite!r}; choose from {', '.join(SUITES)} or all", err=True)
+        raise typer.Exit(2)
+    chosen = [s.strip() for s in systems.split(",") if s.strip()] if systems else None
+    failed = []
+    for n in names:
+        t0 = time.perf_counter()
+        try:
+            res = run_suite(n, quick=quick, seeds=seeds, out=out, data=data, systems=chosen, budget=budget,
+                            progress=progress)
+        except Exception:
+            traceback.print_exc()
+            failed.append(n)
+            typer.echo(f"[eval] {n}: FAILED after {time.perf_counter() - t0:.0f} s", err=True)
+            continue
+        root = Path(out) if out else (RESULTS / "_scratch" if quick else RESULTS)
+        typer.echo(f"[eval] {n}: done in {res['wall_s']:.0f} s -> {root / n / 'table.md'}")
+        if res["skipped_systems"]:
+            typer.echo(f"[eval] {n}: skipped {', '.join(res['skipped_systems'])} (memory_graph not importable)")
+    if failed:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """``python -m evals``: the ``eval`` command on its own."""
+    typer.run(eval_command)

@@ -1,0 +1,102 @@
+"""``langgraph dev`` serves both graphs of ``langgraph.json``: the agent (offline) and the memory subgraph.
+
+Starts the real CLI server from the repo root on a free port with a temporary store, drives it with
+``langgraph_sdk`` and stops it. Skipped only when the ``langgraph`` CLI is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+STARTUP_TIMEOUT_S = 60.0
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    cli = shutil.which("langgraph")
+    if cli is None:
+        pytest.skip("the langgraph CLI is not installed (pip install 'langgraph-cli[inmem]')")
+    port, store = _free_port(), tmp_path / "store"
+    env = {**os.environ, "MEMORY_GRAPH_STORE": str(store), "LANGSMITH_TRACING": "false", "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False", "LANGGRAPH_NO_VERSION_CHECK": "1"}
+    for var in ("MEMORY_GRAPH_MODEL", "OPENAI_BASE_URL", "MEMORY_GRAPH_USER"):
+        env.pop(var, None)
+    log = (tmp_path / "server.log").open("wb")
+    proc = subprocess.Popen(
+        [cli, "dev", "--port", str(port), "--host", "127.0.0.1", "--no-browser", "--no-reload"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"langgraph dev exited with {proc.returncode}:\n{(tmp_path / 'server.log').read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{url}/ok", timeout=1.0).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"langgraph dev not ready after {STARTUP_TIMEOUT_S}s:\n{(tmp_path / 'server.log').read_text()[-3000:]}")
+            time.sleep(0.25)
+        yield url, store
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)  # the session this test started (the CLI and its workers)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+        log.close()
+
+
+def test_langgraph_dev_serves_agent_and_memory(server: tuple[str, Path]) -> None:
+    from langgraph_sdk import get_sync_client
+
+    url, store = server
+    client = get_sync_client(url=url)
+    assert {a["graph_id"] for a in client.assistants.search(limit=20)} >= {"agent", "memory"}
+    context: dict[str, Any] = {"user_id": "dev-user"}
+
+    thread = client.threads.create()
+    human = {"role": "human", "content": "I live in Lisbon."}
+    client.runs.wait(thread["thread_id"], "agent", input={"messages": [human]}, context=context)
+    ask = {"role": "human", "content": "Where do I live?"}
+    client.runs.wait(thread["thread_id"], "agent", input={"messages": [ask]}, context=context)
+    values = client.threads.get_state(thread["thread_id"])["values"]
+    answer = values["messages"][-1]
+    assert answer["type"] == "ai" and "Lisbon" in answer["content"] and "No LLM is configured" in answer["content"]
+    assert "[m:" in answer["content"]
+    assert values["credit"]["success"] is True  # the second turn credited the first turn's recall
+
+    out = client.runs.wait(None, "memory", input={"query": "Where does the user live?"}, context=context)
+    assert isinstance(out, dict) and "Lisbon" in out["memory_context"]
+    assert out["memory_context"].startswith("<memory-context>")
+
+    # the run's context reached the graphs: everything is stored in the dev-user namespace
+    with sqlite3.connect(store / "ledger.sqlite3") as db:
+        namespaces = {row[0] for row in db.execute("SELECT DISTINCT namespace FROM observations")}
+    assert namespaces == {"dev-user"}
