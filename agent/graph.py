@@ -90,10 +90,12 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
         if first_call:
             payload: dict[str, Any] = {
                 "messages": state.messages, "query": state.memory_query, "last_recall_id": state.last_recall_id,
+                "as_of": state.as_of, "include_history": state.include_history, "task": state.task,
             }
         else:  # later tool rounds: observe the tool traffic; recall again only when the query changed
             same = state.recall is not None and state.recall.get("query") == state.memory_query
-            payload = {"messages": _this_turn(state.messages), "query": "" if same else state.memory_query}
+            payload = {"messages": _this_turn(state.messages), "query": "" if same else state.memory_query,
+                       "as_of": state.as_of, "include_history": state.include_history, "task": state.task}
         out = memory_subgraph.invoke(payload, context=ctx)
         update: dict[str, Any] = {}
         if first_call:

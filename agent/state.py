@@ -8,6 +8,7 @@ Keys:
   recall          the memory subgraph's recall record (``Recall.model_dump()``) of this turn
   last_recall_id  the recall the latest answer used; the next human turn credits or blames it
   credit          the outcome the memory subgraph applied at the start of this turn (if any)
+  as_of, include_history, task   recall options passed through to the memory subgraph
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ class AgentState:
     recall: dict[str, Any] | None = None
     last_recall_id: str | None = None
     credit: dict[str, Any] | None = None
+    as_of: str | None = None
+    include_history: bool = False
+    task: str | None = None
 
 
 def as_context(value: Any) -> Context:

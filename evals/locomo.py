@@ -32,7 +32,7 @@ from evals.systems import System
 
 DEFAULT_BUDGET = 400
 QUICK_CONVERSATIONS = 1
-QUICK_QUESTIONS = 40
+QUICK_QUESTIONS = 30
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 

@@ -34,7 +34,7 @@ from evals.systems import RecalledItem, System
 FAMILIES = ("distractor", "long_horizon", "contradiction", "rare_critical", "useless_frequent", "budget_tight",
             "state_change", "control")
 DEFAULT_BUDGET = 60
-EPISODES, QUICK_EPISODES = 40, 12
+EPISODES, QUICK_EPISODES = 40, 10
 FULL_SEEDS = TEST_SEEDS[:10]
 QUICK_SEEDS = TEST_SEEDS[:2]
 MAX_DRAWS = 256
@@ -362,11 +362,12 @@ def run(
     readers: Sequence[str] = READERS,
     families: Sequence[str] = FAMILIES,
     progress: Callable[..., Any] | None = None,
+    episodes: int | None = None,
 ) -> dict[str, Any]:
     """Run the outcome suite; returns per reader, per system: overall metrics with 95% t-intervals over seeds,
     per-family means, and paired differences against ``flat`` (when ``flat`` is among ``systems``)."""
     seeds = tuple(seeds or (QUICK_SEEDS if quick else FULL_SEEDS))
-    n_episodes = QUICK_EPISODES if quick else EPISODES
+    n_episodes = episodes or (QUICK_EPISODES if quick else EPISODES)
     worlds = [make_world(s, f, episodes=n_episodes, budget=budget) for s in seeds for f in families]
     # per reader -> system -> seed -> family -> metric mean
     table: dict[str, dict[str, dict[int, dict[str, dict[str, float | None]]]]] = {}

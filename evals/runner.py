@@ -24,7 +24,14 @@ import typer
 
 from evals.common import TEST_SEEDS, parse_seeds
 from evals.report import write_json
-from evals.systems import ALL_SYSTEMS, MEMORY_GRAPH_VARIANTS, QUICK_SYSTEMS, make_system, memory_graph_available
+from evals.systems import (
+    ALL_SYSTEMS,
+    MEMORY_GRAPH_VARIANTS,
+    QUICK_SYSTEMS,
+    make_system,
+    memory_graph_available,
+    warm_up,
+)
 
 SUITES = ("supersession", "locomo", "outcome")
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,6 +99,7 @@ def run_suite(
     systems: Sequence[str] | None = None,
     budget: int | None = None,
     progress: bool = True,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run suite ``name`` and write ``results.json``, ``table.md`` and plots under ``out/<name>/``.
 
@@ -104,6 +112,7 @@ def run_suite(
         systems: names from ``evals.systems.ALL_SYSTEMS``; default all (quick: the baselines + memory_graph).
         budget: token budget; default per suite (supersession 120, locomo 400, outcome 60).
         progress: show progress bars on stderr.
+        options: extra keyword arguments for the suite's ``run`` (e.g. ``counts``, ``episodes``, ``families``).
     Returns:
         the results dict (also written as JSON), with ``wall_s`` and ``command``.
     Raises:
@@ -120,26 +129,26 @@ def run_suite(
     workdir = Path(tempfile.mkdtemp(prefix=f"mg-eval-{name}-"))
 
     def make(system_name: str) -> Any:
-        return make_system(system_name, workdir)
+        return warm_up(make_system(system_name, workdir))
 
     try:
         if name == "supersession":
             from evals import supersession as mod
 
             results = mod.run(make, names, quick=quick, seeds=parse_seeds(seed_spec, (TEST_SEEDS[0],)),
-                              budget=budget or mod.DEFAULT_BUDGET, progress=bar)
+                              budget=budget or mod.DEFAULT_BUDGET, progress=bar, **(options or {}))
         elif name == "locomo":
             from evals import locomo as mod  # type: ignore[no-redef]
 
             folder = Path(data) if data else default_data()
             results = mod.run(make, names, data=folder, quick=quick, budget=budget or mod.DEFAULT_BUDGET,
-                              progress=bar)
+                              progress=bar, **(options or {}))
         else:
             from evals import outcome as mod  # type: ignore[no-redef]
 
             default = mod.QUICK_SEEDS if quick else mod.FULL_SEEDS
             results = mod.run(make, names, quick=quick, seeds=parse_seeds(seed_spec, default),
-                              budget=budget or mod.DEFAULT_BUDGET, progress=bar)
+                              budget=budget or mod.DEFAULT_BUDGET, progress=bar, **(options or {}))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     wall = time.perf_counter() - started

@@ -34,7 +34,7 @@ from evals.systems import System
 
 DEFAULT_BUDGET = 120  # tokens: less than a scenario holds (so retrieval must choose), several decisions
 N_ODR, N_VDR = 120, 80
-QUICK_ODR, QUICK_VDR = 16, 10
+QUICK_ODR, QUICK_VDR = 12, 8
 
 VALUES: dict[str, tuple[str, ...]] = {
     "database": ("PostgreSQL", "MySQL", "CockroachDB", "Aurora", "MariaDB", "MongoDB", "DynamoDB", "Cassandra",
@@ -419,9 +419,12 @@ def run(
     seeds: Sequence[int] = (TEST_SEEDS[0],),
     budget: int = DEFAULT_BUDGET,
     progress: Callable[..., Any] | None = None,
+    counts: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
-    """Run the supersession suite for ``systems`` (built by ``make(name)``) and return the results dict."""
-    n_odr, n_vdr = (QUICK_ODR, QUICK_VDR) if quick else (N_ODR, N_VDR)
+    """Run the supersession suite for ``systems`` (built by ``make(name)``) and return the results dict.
+
+    ``counts`` = (ODR, VDR) scenarios per seed overrides the defaults (120/80, quick 12/8)."""
+    n_odr, n_vdr = counts or ((QUICK_ODR, QUICK_VDR) if quick else (N_ODR, N_VDR))
     scenarios = [s for seed in seeds for s in generate(seed, n_odr, n_vdr)]
     results: dict[str, Any] = {}
     per_question: dict[str, list[dict[str, Any]]] = {}

@@ -488,6 +488,15 @@ ALL_SYSTEMS = BASELINES + tuple(MEMORY_GRAPH_VARIANTS)
 QUICK_SYSTEMS = (*BASELINES, "memory_graph")
 
 
+def warm_up(system: System) -> System:
+    """Load models and indexes once (one throwaway message and query) so latencies exclude start-up."""
+    system.reset()
+    system.ingest([Turn("Warm-up message about nothing.", "user", "2020-01-01T00:00:00Z", "warm-up")])
+    system.recall("warm-up", 50)
+    system.reset()
+    return system
+
+
 def make_system(name: str, workdir: Path | str) -> System:
     """A fresh system by name (see ``ALL_SYSTEMS``).
 

@@ -660,7 +660,13 @@ def _mount_evals() -> bool:
         for attr in ("eval_app", "app"):
             sub = getattr(module, attr, None)
             if isinstance(sub, typer.Typer):
-                app.add_typer(sub, name="eval", help="Run the benchmarks (evals package).")
+                commands = sub.registered_commands
+                if len(commands) == 1 and not sub.registered_groups and commands[0].callback is not None:
+                    # a one-command app: mount the command itself (``memory-graph eval ...``, not ``eval eval``)
+                    info = commands[0]
+                    app.command(name="eval", help=info.help, context_settings=info.context_settings)(info.callback)
+                else:
+                    app.add_typer(sub, name="eval", help="Run the benchmarks (evals package).")
                 return True
     return False
 

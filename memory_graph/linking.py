@@ -23,6 +23,7 @@ from typing import Any
 from memory_graph.config import Context
 from memory_graph.records import MemoryRecord
 from memory_graph.store import Store, new_id, now_iso
+from memory_graph.store.index import VectorIndex
 from memory_graph.tokens import count_tokens
 
 MULTI_VALUED = {"pets", "likes", "dislikes", "languages", "hobbies", "children", "friends", "siblings", "skills"}
@@ -72,6 +73,23 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
         if stems and stems & {h[:5] for h in hay}:
             out.append(row)
     return out
+
+
+FORGET_SIMILARITY = 0.5
+
+
+def _forget_targets(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
+    """Memories a "forget my X" request covers: the retraction targets plus current memories of the same
+    subject whose text is semantically about X (cosine >= FORGET_SIMILARITY to "<subject>'s X")."""
+    targets = {row["id"]: row for row in _retraction_targets(store, namespace, record)}
+    owner = "The user's" if record.subject == "user" else f"{record.subject}'s"
+    vector = store.embed([f"{owner} {record.value}"])[0]
+    hits = VectorIndex.search(store.index.memories, vector, namespace, 20, {"status": {"$in": list(LIVE)}})
+    close = [mid for mid, sim in hits if sim >= FORGET_SIMILARITY and mid not in targets]
+    for mid, row in store.ledger.memories(namespace, close).items():
+        if row["subject"] == record.subject:
+            targets[mid] = row
+    return list(targets.values())
 
 
 def _insert_memory(cur: Any, namespace: str, record: MemoryRecord, ctx: Context, status: str = "current") -> str:
@@ -132,6 +150,7 @@ def link_records(store: Store, ctx: Context, records: Sequence[MemoryRecord]) ->
     with store.write_lock, store.ledger.tx() as cur:
         for record in sorted(records, key=lambda r: r.valid_from):
             action = _link_one(cur, store, ctx, namespace, record)
+            action["record"] = record
             actions.append(action)
             touched.extend(action["targets"])
             if action["action"] != "duplicate" and action["action"] != "forget":
@@ -148,7 +167,7 @@ def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecor
         return list(cur.execute(sql, params).fetchall())
 
     if record.forget:
-        targets = _retraction_targets(store, ns, record) if ctx.linking else []
+        targets = _forget_targets(store, ns, record) if ctx.linking else []
         for old in targets:
             _end(cur, ns, old, "forget-request", record.valid_from, "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
         return {"action": "forget", "id": None, "targets": [t["id"] for t in targets], "reason": "forget request"}

@@ -167,11 +167,11 @@ def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     store = get_store(ctx)
     records = [MemoryRecord.model_validate(r) for r in state.extracted]
     actions = linking.link_records(store, ctx, records)
-    formed = [
-        {**a, "text": r.text, "subject": r.subject, "attribute": r.attribute, "value": r.value, "scope": r.scope,
-         "kind": r.kind, "valid_from": r.valid_from, "ref": r.ref}
-        for a, r in zip(actions, sorted(records, key=lambda r: r.valid_from), strict=True)
-    ]
+    formed = []
+    for action in actions:
+        r = action.pop("record")
+        formed.append({**action, "text": r.text, "subject": r.subject, "attribute": r.attribute, "value": r.value,
+                       "scope": r.scope, "kind": r.kind, "valid_from": r.valid_from, "ref": r.ref})
     return {"formed": formed, "extracted": []}
 
 
