@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +61,8 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
 
 
-def bar_chart(path: Path, labels: Sequence[str], series: dict[str, Sequence[float | None]], *, title: str,
-              ylabel: str, errors: dict[str, Sequence[float | None]] | None = None) -> None:
+def bar_chart(path: Path, labels: Sequence[str], series: Mapping[str, Sequence[float | None]], *, title: str,
+              ylabel: str, errors: Mapping[str, Sequence[float | None]] | None = None) -> None:
     """Grouped bar chart: one group per label, one bar per series; optional error bars (half-widths)."""
     import matplotlib
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import typer
 
+from evals import locomo, outcome, supersession
 from evals.common import TEST_SEEDS, parse_seeds
 from evals.report import write_json
 from evals.systems import (
@@ -131,24 +132,15 @@ def run_suite(
     def make(system_name: str) -> Any:
         return warm_up(make_system(system_name, workdir))
 
+    mod: Any = {"supersession": supersession, "locomo": locomo, "outcome": outcome}[name]
+    extra: dict[str, Any] = dict(options or {})
+    if name == "locomo":
+        extra["data"] = Path(data) if data else default_data()
+    else:
+        default = (TEST_SEEDS[0],) if name == "supersession" else (outcome.QUICK_SEEDS if quick else outcome.FULL_SEEDS)
+        extra["seeds"] = parse_seeds(seed_spec, default)
     try:
-        if name == "supersession":
-            from evals import supersession as mod
-
-            results = mod.run(make, names, quick=quick, seeds=parse_seeds(seed_spec, (TEST_SEEDS[0],)),
-                              budget=budget or mod.DEFAULT_BUDGET, progress=bar, **(options or {}))
-        elif name == "locomo":
-            from evals import locomo as mod  # type: ignore[no-redef]
-
-            folder = Path(data) if data else default_data()
-            results = mod.run(make, names, data=folder, quick=quick, budget=budget or mod.DEFAULT_BUDGET,
-                              progress=bar, **(options or {}))
-        else:
-            from evals import outcome as mod  # type: ignore[no-redef]
-
-            default = mod.QUICK_SEEDS if quick else mod.FULL_SEEDS
-            results = mod.run(make, names, quick=quick, seeds=parse_seeds(seed_spec, default),
-                              budget=budget or mod.DEFAULT_BUDGET, progress=bar, **(options or {}))
+        results = mod.run(make, names, quick=quick, budget=budget or mod.DEFAULT_BUDGET, progress=bar, **extra)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     wall = time.perf_counter() - started
@@ -172,6 +164,8 @@ def run_suite(
     return results
 
 
+# Mount into the project CLI with ``app.add_typer(eval_app)`` (no name: its ``eval`` command joins the app)
+# or ``app.command("eval")(eval_command)``.
 eval_app = typer.Typer(help="Benchmarks of memory quality against plain similarity memory.", no_args_is_help=True)
 
 

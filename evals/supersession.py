@@ -29,7 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from evals.common import TEST_SEEDS, Turn, iso, parse_iso, rng, shift
-from evals.judges import Chain, DecisionVerdict, Version, judge_decision, link_scores, presented_current, version_of
+from evals.judges import (
+    Chain,
+    DecisionVerdict,
+    Version,
+    judge_decision,
+    link_scores,
+    presented_current,
+    version_of,
+)
 from evals.systems import System
 
 DEFAULT_BUDGET = 120  # tokens: less than a scenario holds (so retrieval must choose), several decisions

@@ -23,6 +23,7 @@ default embedding function). ``as_of`` is honoured by every baseline as a date f
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections import Counter
@@ -290,10 +291,8 @@ class SimilarityMemory:
 
     def close(self) -> None:
         if self._col is not None:
-            try:
+            with contextlib.suppress(Exception):  # best effort on a temp store
                 self._client.delete_collection(self._col.name)
-            except Exception:  # noqa: S110 - best effort on a temp store
-                pass
             self._col = None
 
 

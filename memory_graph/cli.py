@@ -172,13 +172,13 @@ def load_turns(path: Path, speaker_map: dict[str, str] | None = None) -> list[di
     if not data.strip():
         raise CliError(f"{path}: the file is empty")
     if b"\x00" in data:
-        line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise CliError(f"{path}:{line}: binary content (NUL byte); expected JSONL or 'Speaker: text' lines")
+        nul_line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise CliError(f"{path}:{nul_line}: binary content (NUL byte); expected JSONL or 'Speaker: text' lines")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise CliError(f"{path}:{line}: binary content (not UTF-8 text)") from None
+        bad_line = data[: exc.start].count(b"\n") + 1
+        raise CliError(f"{path}:{bad_line}: binary content (not UTF-8 text)") from None
     lines = text.splitlines()
     first = next((ln.strip() for ln in lines if ln.strip()), "")
     is_jsonl = path.suffix.lower() in (".jsonl", ".ndjson") or first.startswith("{")
@@ -664,7 +664,7 @@ def _mount_evals() -> bool:
                 if len(commands) == 1 and not sub.registered_groups and commands[0].callback is not None:
                     # a one-command app: mount the command itself (``memory-graph eval ...``, not ``eval eval``)
                     info = commands[0]
-                    app.command(name="eval", help=info.help, context_settings=info.context_settings)(info.callback)
+                    app.command(name="eval", help=info.help, context_settings=info.context_settings)(info.callback)  # type: ignore[type-var]
                 else:
                     app.add_typer(sub, name="eval", help="Run the benchmarks (evals package).")
                 return True

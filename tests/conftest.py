@@ -20,7 +20,7 @@ CONVERSATION = ROOT / "examples" / "conversation.jsonl"
 
 
 @pytest.fixture()
-def mem(tmp_path: Path) -> Iterator["Memory"]:  # noqa: F821
+def mem(tmp_path: Path) -> Iterator[Memory]:  # noqa: F821
     from memory_graph import Memory
 
     with Memory(tmp_path / "store", user_id="alice") as m:
