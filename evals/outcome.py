@@ -324,6 +324,7 @@ def run_world(system: System, world: World, mode: str) -> list[dict[str, Any]]:
     """Ingest ``world`` into a fresh ``system`` and play its episodes with reader ``mode``; one row per episode."""
     system.reset()
     system.ingest(world.turns)
+    prefix = f"{world.family}{world.seed}-"
     rows = []
     for e, qi in enumerate(world.episodes):
         q = world.queries[qi]
@@ -344,6 +345,7 @@ def run_world(system: System, world: World, mode: str) -> list[dict[str, Any]]:
             "tokens": res.tokens, "context_tokens": res.context_tokens,
             "stale_rate": any(r == "stale" and c for r, c in zip(item_roles, current, strict=True)),
             "latency_s": res.latency_s, "reason": verdict.reason,
+            "foreign": sum(1 for it in res.items if it.refs and not any(r.startswith(prefix) for r in it.refs)),
         })
     return rows
 
@@ -375,7 +377,7 @@ def run(
     for name in systems:
         system = make(name)
         ingest_s = recall_s = 0.0
-        n_turns = n_recalls = 0
+        n_turns = n_recalls = foreign = 0
         try:
             jobs = [(mode, w) for mode in readers for w in worlds]
             bar = progress(jobs, desc=f"outcome {name}") if progress else jobs
@@ -388,13 +390,15 @@ def run(
                 ingest_s += total - lat
                 n_turns += len(w.turns)
                 n_recalls += len(rows)
+                foreign += sum(r["foreign"] for r in rows)
                 fam = {k: _mean(rows, k) for k in (*METRICS, "context_tokens")}
                 fam["rare_success"] = _mean([r for r in rows if r["rare"]], "success")
                 table.setdefault(mode, {}).setdefault(name, {}).setdefault(w.seed, {})[w.family] = fam
         finally:
             system.close()
         timing[name] = {"ingest_ms_per_turn_approx": 1000 * ingest_s / max(1, n_turns),
-                        "latency_ms_per_recall": 1000 * recall_s / max(1, n_recalls)}
+                        "latency_ms_per_recall": 1000 * recall_s / max(1, n_recalls),
+                        "foreign_items": foreign}
     return {
         "suite": "outcome",
         "protocol": "ReMem outcome worlds with a simulated reader (own implementation)",

@@ -462,6 +462,7 @@ def run(
                         "stale": v.stale, "stale_dated": v.stale_dated, "current_found": v.current_found,
                         "hidden": v.hidden, "future_leak": v.future_leak,
                         "marked_replaced": marked_replaced(res.items, q.chain, known, q.as_of),
+                        "foreign": sum(1 for it in res.items if it.refs and not set(it.refs) & known),
                         "tokens": res.tokens, "context_tokens": res.context_tokens, "latency_s": res.latency_s,
                     })
                 pairs = system.links()
@@ -513,6 +514,7 @@ def summarize(rows: list[dict[str, Any]], tp: int, pred: int, replaced: int, lin
         "latency_ms_per_question": 1000 * sum(r["latency_s"] for r in rows) / n,
         "ingest_ms_per_turn": 1000 * ingest_s / max(1, n_turns),
         "questions": len(rows),
+        "foreign_items": sum(r.get("foreign", 0) for r in rows),
     }
 
 

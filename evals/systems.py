@@ -32,8 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
-
 from evals.common import Turn, epoch
 
 CANDIDATES = 100  # nearest records considered by the baselines before filling the budget
@@ -104,37 +102,12 @@ class System(Protocol):
     def close(self) -> None: ...
 
 
-class CachedEmbedder:
-    """The shared MiniLM embedder with a text -> vector cache (the same texts reach several baselines)."""
+def shared_embedder(model: str = "") -> Any:
+    """The process-wide embedder (``memory_graph.embeddings.get_embedder``): ``embed(list[str])`` -> unit-norm
+    float32 array ``(n, 384)``. No cache: every system pays for its own embeddings, so timings compare."""
+    from memory_graph.embeddings import get_embedder
 
-    def __init__(self, model: str = "") -> None:
-        from memory_graph.embeddings import get_embedder
-
-        self._inner = get_embedder(model)
-        self._cache: dict[str, np.ndarray] = {}
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-norm float32 vectors, shape ``(len(texts), dim)``."""
-        if not texts:
-            return np.zeros((0, self._inner.dim), dtype=np.float32)
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            if len(self._cache) + len(missing) > 200_000:  # bound memory on very long runs
-                self._cache.clear()
-                missing = list(dict.fromkeys(texts))
-            for text, vec in zip(missing, self._inner.embed(missing), strict=True):
-                self._cache[text] = vec
-        return np.stack([self._cache[t] for t in texts])
-
-
-_SHARED: dict[str, CachedEmbedder] = {}
-
-
-def shared_embedder(model: str = "") -> CachedEmbedder:
-    """The process-wide :class:`CachedEmbedder` for ``model``."""
-    if model not in _SHARED:
-        _SHARED[model] = CachedEmbedder(model)
-    return _SHARED[model]
+    return get_embedder(model)
 
 
 def count(text: str) -> int:
@@ -170,6 +143,7 @@ class _Row:
     line: str
     tokens: int
     epoch: int
+    order: int
 
 
 class SimilarityMemory:
@@ -178,7 +152,7 @@ class SimilarityMemory:
     name = "flat"
     shows_dates = False
 
-    def __init__(self, workdir: Path | str, embedder: CachedEmbedder | None = None) -> None:
+    def __init__(self, workdir: Path | str, embedder: Any = None) -> None:
         import chromadb
         from chromadb.config import Settings
 
@@ -189,7 +163,11 @@ class SimilarityMemory:
         )
         self._embedder = embedder or shared_embedder()
         self._generation = 0
-        self._col: Any = None
+        # one collection for the system's life; each scenario is a namespace (``ns``) filtered inside the query
+        # (creating and deleting a collection per scenario leaks file handles in Chroma)
+        self._col: Any = self._client.create_collection(
+            "observations", configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
+        )
         self._rows: dict[str, _Row] = {}
         self._retrieved: Counter[str] = Counter()
         self._latest = 0
@@ -211,16 +189,11 @@ class SimilarityMemory:
 
     def rank(self, candidates: list[tuple[str, float]], as_of: str | None) -> list[tuple[str, float]]:
         """Rank candidates ``(id, cosine)`` best first (by similarity here; ties by insertion order)."""
-        return sorted(candidates, key=lambda c: (-c[1], int(c[0][1:])))
+        return sorted(candidates, key=lambda c: (-c[1], self._rows[c[0]].order))
 
     # -- System interface ----------------------------------------------------------------------------
     def reset(self) -> None:
-        if self._col is not None:
-            self._client.delete_collection(self._col.name)
         self._generation += 1
-        self._col = self._client.create_collection(
-            f"obs-{self._generation}", configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
-        )
         self._rows = {}
         self._retrieved = Counter()
         self._latest = 0
@@ -230,21 +203,22 @@ class SimilarityMemory:
         if not turns:
             return
         start = len(self._rows)
-        ids = [f"o{start + i}" for i in range(len(turns))]
+        ids = [f"g{self._generation}-o{start + i}" for i in range(len(turns))]
         vectors = self._embedder.embed([self.document(t) for t in turns])
         epochs = [epoch(t.time) for t in turns]
         for lo in range(0, len(ids), 2000):
             hi = lo + 2000
-            self._col.add(ids=ids[lo:hi], embeddings=vectors[lo:hi], metadatas=[{"t": e} for e in epochs[lo:hi]])
+            self._col.add(ids=ids[lo:hi], embeddings=vectors[lo:hi], metadatas=[{"t": e, "ns": self._generation} for e in epochs[lo:hi]])
         for item_id, turn, ep in zip(ids, turns, epochs, strict=True):
             line = self.render(turn)
-            self._rows[item_id] = _Row(turn, line, count(line), ep)
+            self._rows[item_id] = _Row(turn, line, count(line), ep, len(self._rows))
         self._latest = max(self._latest, max(epochs))
 
     def _search(self, query: str, as_of: str | None) -> list[tuple[str, float]]:
         if not self._rows:
             return []
-        where = {"t": {"$lte": epoch(as_of)}} if as_of else None
+        ns: dict[str, Any] = {"ns": self._generation}
+        where = {"$and": [ns, {"t": {"$lte": epoch(as_of)}}]} if as_of else ns
         got = self._col.query(
             query_embeddings=self._embedder.embed([query]),
             n_results=min(CANDIDATES, len(self._rows)),
@@ -294,6 +268,7 @@ class SimilarityMemory:
             with contextlib.suppress(Exception):  # best effort on a temp store
                 self._client.delete_collection(self._col.name)
             self._col = None
+        self._rows = {}
 
 
 class DatedSimilarityMemory(SimilarityMemory):
@@ -306,7 +281,7 @@ class DatedSimilarityMemory(SimilarityMemory):
         return f"[{turn.time[:10]}] {self.document(turn)}"
 
     def order(self, chosen: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        return sorted(chosen, key=lambda c: (-self._rows[c[0]].epoch, -int(c[0][1:])))
+        return sorted(chosen, key=lambda c: (-self._rows[c[0]].epoch, -self._rows[c[0]].order))
 
 
 class RecencyMemory(SimilarityMemory):
@@ -323,7 +298,7 @@ class RecencyMemory(SimilarityMemory):
             recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
             frequency = min(1.0, math.log1p(self._retrieved[item_id]) / math.log1p(FREQUENCY_CAP))
             scored.append((item_id, w_sim * sim + w_rec * recency + w_freq * frequency))
-        return sorted(scored, key=lambda c: (-c[1], int(c[0][1:])))
+        return sorted(scored, key=lambda c: (-c[1], self._rows[c[0]].order))
 
 
 def memory_graph_available() -> tuple[bool, str]:
@@ -368,7 +343,8 @@ def _refs(provenance: Any) -> tuple[str, ...]:
 class MemoryGraphSystem:
     """``memory_graph`` through the public API; ``overrides`` are ``Memory`` keyword overrides (ablations).
 
-    Every scenario gets a fresh store folder (``reset``); feedback goes through ``Memory.feedback``.
+    Every scenario (``reset``) gets a fresh namespace (``user_id``) in one store folder; feedback goes through
+    ``Memory.feedback``.
     """
 
     workdir: Path | str
@@ -389,7 +365,8 @@ class MemoryGraphSystem:
 
         self.close()
         self._generation += 1
-        self._mem = Memory(str(self._root / f"s{self._generation}"), user_id="eval", **self.overrides)
+        # one store, a fresh namespace per scenario (opening a new store folder per scenario leaks file handles)
+        self._mem = Memory(str(self._root / "store"), user_id=f"scenario-{self._generation}", **self.overrides)
         self._formed = {}
 
     def _remember(self, formed: Any) -> None:

@@ -138,6 +138,12 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     store = get_store(ctx)
     raw = list(state.observations) + _pending_messages(store, ctx.user_id, state.messages)
     observations = [validate_observation(o) for o in raw]
+    refs = [o["ref"] for o in observations if o["ref"]]
+    if refs:  # the same message (same ref and text) observed again is a documented no-op
+        marks = ",".join("?" * len(refs))
+        known = {(r["ref"], r["text"]) for r in store.ledger.query(
+            f"SELECT ref, text FROM observations WHERE namespace=? AND ref IN ({marks})", (ctx.user_id, *refs))}
+        observations = [o for o in observations if (o["ref"], o["text"]) not in known]
     if not observations:
         return {"extracted": [], "observations": []}
     stored: list[Observation] = []

@@ -131,7 +131,9 @@ def recall(
         values.append(u)
         relevances.append(sims[mid])
     overhead = count_tokens(render_context([], as_of_iso), ctx.encoding) - count_tokens("(no relevant memories)", ctx.encoding)
-    room = max(budget - overhead, 0)
+    if budget < overhead + 1:
+        raise ValueError(f"budget_tokens {budget} is below the context block's own size ({overhead + 1} tokens)")
+    room = budget - overhead
     if ctx.selection == "topk":
         order = sorted(range(len(items)), key=lambda i: -relevances[i])
         chosen_idx: list[int] = []

@@ -37,6 +37,8 @@ def parse_time(value: datetime | date | str | None, *, default_now: bool = True)
         try:
             dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
+            if re.match(r"^\d{4}-\d{1,2}-\d{1,2}", text):  # ISO-shaped but invalid (month 13): no guessing
+                raise ValueError(f"not a valid time: {value!r}") from None
             parsed = dateparser.parse(
                 text, settings={"TIMEZONE": "UTC", "RETURN_AS_TIMEZONE_AWARE": True, "STRICT_PARSING": False}
             )

@@ -200,3 +200,38 @@ def test_quotes_in_refs_and_text_keep_ledger_valid(mem: Memory) -> None:
     formed = mem.observe('I live in "Lisbon" \\ Portugal.', ref='msg "17" \\ x')
     info = mem.inspect(formed[0]["id"])
     assert info["events"][0]["detail"]["ref"] == 'msg "17" \\ x'
+
+
+def test_same_message_observed_twice_is_a_no_op(mem: Memory) -> None:
+    mem.observe("I live in Lisbon.", ref="m1", time="2024-01-01T00:00:00")
+    assert mem.observe("I live in Lisbon.", ref="m1", time="2024-01-01T00:00:00") == []
+    assert mem.inspect()["observations"] == 1
+
+
+def test_invalid_iso_date_and_tiny_budget_are_rejected(mem: Memory) -> None:
+    mem.observe("I live in Lisbon.")
+    with pytest.raises(ValueError):
+        mem.recall("Where does the user live?", as_of="2025-13-01")
+    with pytest.raises(ValueError, match="below the context block"):
+        mem.recall("Where does the user live?", budget_tokens=1)
+
+
+def _ingest_in_process(path: str, user: str, turns: list[dict[str, str]]) -> None:
+    with Memory(path, user_id=user) as m:
+        m.observe_many(turns)
+
+
+def test_two_processes_write_one_store(tmp_path: Path, conversation: list[dict[str, str]]) -> None:
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_ingest_in_process, args=(str(tmp_path / "s"), "dana", conversation[i::2])) for i in (0, 1)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(300)
+    assert [p.exitcode for p in procs] == [0, 0]
+    with Memory(tmp_path / "s", user_id="dana") as m:
+        assert m.inspect()["observations"] == len(conversation)
+        n_ledger = m.store.ledger.query("SELECT COUNT(*) AS n FROM memories")[0]["n"]
+        assert m.store.index.memories.count() == n_ledger

@@ -8,12 +8,15 @@ is gone (hard-deleted) are dropped.
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from filelock import FileLock
 
 from memory_graph.embeddings import Embedder, get_embedder
 from memory_graph.store.index import FAR_FUTURE, VectorIndex
@@ -24,6 +27,20 @@ __all__ = ["Store", "Ledger", "VectorIndex", "new_id", "now_iso"]
 
 _OPEN: dict[tuple[str, str], Store] = {}
 _OPEN_LOCK = threading.Lock()
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _locked(method: F) -> F:
+    """Run a Store method holding the store's inter-process write lock."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
+        with self.write_lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def memory_metadata(row: Any) -> dict[str, Any]:
@@ -51,7 +68,8 @@ class Store:
         self._embedder: Embedder | None = None
         self._vectors: dict[str, np.ndarray] = {}
         self.refs = 0
-        self.write_lock = threading.RLock()
+        # one writer at a time across threads and processes (re-entrant within a thread)
+        self.write_lock = FileLock(str(path / ".write.lock"), timeout=120)
         self.reconcile()
 
     @classmethod
@@ -109,6 +127,7 @@ class Store:
 
     # ---- index maintenance -----------------------------------------------------------------------
 
+    @_locked
     def index_memories(self, ids: Sequence[str], vectors: np.ndarray | None = None) -> None:
         """Upsert ledger memories ``ids`` into Chroma (embedding their text unless ``vectors`` given)."""
         if not ids:
@@ -124,6 +143,7 @@ class Store:
         with self.ledger.tx() as cur:
             cur.executemany("UPDATE memories SET indexed=1 WHERE id=?", [(r["id"],) for r in rows])
 
+    @_locked
     def sync_metadata(self, ids: Sequence[str]) -> None:
         """Push ledger status/retention/validity of ``ids`` to the index metadata."""
         if not ids:
@@ -133,6 +153,7 @@ class Store:
         with self.ledger.tx() as cur:
             cur.executemany("UPDATE memories SET indexed=1 WHERE id=?", [(r["id"],) for r in rows])
 
+    @_locked
     def index_observations(self, ids: Sequence[str], vectors: np.ndarray | None = None) -> None:
         if not ids:
             return
@@ -152,6 +173,7 @@ class Store:
         with self.ledger.tx() as cur:
             cur.executemany("UPDATE observations SET indexed=1 WHERE id=?", [(r["id"],) for r in rows])
 
+    @_locked
     def reconcile(self) -> dict[str, int]:
         """Bring the index in line with the ledger; returns counts of records added and removed."""
         dirty_mem = [r["id"] for r in self.ledger.query("SELECT id FROM memories WHERE indexed=0")]
@@ -171,6 +193,7 @@ class Store:
         removed += len(stale)
         return {"indexed": len(dirty_mem) + len(dirty_obs), "removed": removed}
 
+    @_locked
     def reindex(self) -> dict[str, int]:
         """Rebuild the Chroma index from the ledger (all namespaces)."""
         self.index.reset()
