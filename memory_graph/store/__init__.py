@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
