@@ -82,7 +82,7 @@ def _command(name: str, quick: bool, seeds: str | None, out: Path | None, data: 
         parts += ["--seeds", seeds]
     if out:
         parts += ["--out", str(out)]
-    if data:
+    if data and name == "locomo":
         parts += ["--data", str(data)]
     if systems:
         parts += ["--systems", ",".join(systems)]

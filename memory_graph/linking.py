@@ -55,23 +55,41 @@ def _live_same_key(store: Store, namespace: str, record: MemoryRecord) -> list[A
     )
 
 
+RETRACT_SIMILARITY = 0.55
+STOPWORDS = {"the", "and", "any", "more", "anymore", "longer", "about", "with", "that", "this", "have", "from", "user"}
+
+
+def _content_stems(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3 and w not in STOPWORDS}
+
+
 def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
-    """Current memories a negation or forget request refers to (same key, or its words in their text)."""
-    words = [w for w in re.findall(r"[a-z0-9]+", record.value.lower()) if len(w) > 2]
-    words = [w for w in words if w not in {"the", "and", "any", "more", "anymore", "longer", "about"}]
+    """Current memories of the record's subject that a retraction ("I stopped drinking coffee") ends.
+
+    A memory is a target when it is not an event and either (a) the record names a structured attribute
+    (not a free-text frame) and the memory has that attribute with an overlapping value, or (b) the memory
+    is semantically close to what is retracted (cosine >= RETRACT_SIMILARITY between the retracted clause and
+    the memory text) and shares a content word stem with it.
+    """
     rows = store.ledger.query(
-        "SELECT * FROM memories WHERE namespace=? AND subject=? AND status IN (?,?) AND kind != 'event'",
+        "SELECT * FROM memories WHERE namespace=? AND subject=? AND status IN (?,?) AND kind != 'event' AND polarity > 0",
         (namespace, record.subject, *LIVE),
     )
+    if not rows:
+        return []
+    structured = bool(record.attribute) and record.attribute != record.frame
+    stems = _content_stems(record.value)
     out = []
-    stems = {w[:5] for w in words}
+    loose = []
     for row in rows:
-        if row["attribute"] == record.attribute:
+        if structured and row["attribute"] == record.attribute and (not stems or stems & _content_stems(row["value"])):
             out.append(row)
-            continue
-        hay = set(re.findall(r"[a-z0-9]+", f"{row['attribute']} {row['value']} {row['text']}".lower()))
-        if stems and stems & {h[:5] for h in hay}:
-            out.append(row)
+        elif stems & _content_stems(f"{row['value']} {row['text']}"):
+            loose.append(row)
+    if loose:
+        vectors = store.embed([record.value] + [r["text"] for r in loose])
+        sims = vectors[1:] @ vectors[0]
+        out.extend(r for r, sim in zip(loose, sims, strict=True) if float(sim) >= RETRACT_SIMILARITY)
     return out
 
 

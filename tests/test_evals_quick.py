@@ -226,3 +226,25 @@ def test_cli_reports_errors(tmp_path: Path) -> None:
     assert bad.exit_code == 1
     with pytest.raises(ValueError):
         run_suite("supersession", systems=["nope"], out=tmp_path)
+
+
+TIMING = ("latency", "ingest", "wall")
+
+
+def _strip(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _strip(v) for k, v in obj.items() if not any(t in k for t in TIMING)}
+    return obj
+
+
+def test_same_seed_same_results(tmp_path: Path) -> None:
+    def sup() -> Any:
+        return supersession.run(lambda n: make_system(n, tmp_path / "s"), ["flat", "recency"], seeds=[5], counts=(3, 2))
+
+    def out() -> Any:
+        return outcome.run(lambda n: make_system(n, tmp_path / "o"), ["recency"], seeds=(5, 6),
+                           families=("useless_frequent",), episodes=4, readers=("timestamp",))
+
+    assert _strip(sup()) == _strip(sup())
+    first, second = out(), out()
+    assert _strip(first["readers"]) == _strip(second["readers"])

@@ -49,10 +49,13 @@ UPDATE_CUE = re.compile(
     re.IGNORECASE,
 )
 NEGATION = re.compile(
-    r"^(?:no longer|don'?t|do not|doesn'?t|does not|stopped|quit|gave up|dropped|am not|'m not|"
-    r"are not|aren'?t|is not|isn'?t|never)\b",
+    r"^(?:(?:am|'m|is|are|'re)\s+)?(?:no longer|not\s+(?=.*\bany ?more\b)|don'?t\s+(?=.*\bany ?more\b)|"
+    r"do not\s+(?=.*\bany ?more\b)|doesn'?t\s+(?=.*\bany ?more\b)|never\s+(?=.*\bagain\b)|"
+    r"(?:have\s+|'ve\s+)?(?:stopped|quit|gave up|given up|dropped|ditched|cut out)\b)",
     re.IGNORECASE,
 )
+"""Retraction wording at the start of a clause: "no longer", "stopped", "quit", "gave up", "don't ... anymore".
+Plain negation ("I'm not gonna give up", "I don't like X") is a statement, not a retraction."""
 MULTI_CUE = re.compile(r"\b(also|too|as well|another|both|and also)\b", re.IGNORECASE)
 SCOPE_RE = re.compile(
     r"\b(?:in|on|for|at)\s+(?:the\s+|our\s+)?(?P<scope>staging|production|prod|development|dev|qa|test|testing|"
@@ -278,7 +281,35 @@ def extract(observation: Observation) -> list[MemoryRecord]:
     records: list[MemoryRecord] = []
     for sentence in split_sentences(observation.text):
         records.extend(_extract_sentence(sentence, speaker_subj, base_time, observation))
-    return records
+    return merge_free_text(records)
+
+
+def merge_free_text(records: list[MemoryRecord]) -> list[MemoryRecord]:
+    """Join the free-text notes/events of one message (same subject, asserted) into one record, so a
+    message costs one context line, keeps its sentences together, and structured facts stay separate."""
+    free = [r for r in records if r.attribute == r.frame and r.frame and r.polarity > 0 and not r.forget]
+    if len(free) < 2:
+        return records
+    first = free[0]
+    same = [r for r in free if r.subject == first.subject]
+    text = " ".join(r.text.rstrip() if r.text.rstrip().endswith((".", "!", "?")) else r.text.rstrip() + "." for r in same)
+    merged = first.model_copy(update={
+        "text": text,
+        "value": " ".join(r.value for r in same),
+        "kind": "event" if any(r.kind == "event" for r in same) else "note",
+        "valid_from": min(r.valid_from for r in same),
+        "update_cue": any(r.update_cue for r in same),
+        "scope": first.scope if all(r.scope == first.scope for r in same) else "",
+        "frame": mask_frame(text, ""),
+        "attribute": mask_frame(text, ""),
+    })
+    out: list[MemoryRecord] = []
+    for r in records:
+        if r is first:
+            out.append(merged)
+        elif not any(r is x for x in same):
+            out.append(r)
+    return out
 
 
 def _record(sentence: str, observation: Observation, base: datetime, **fields: object) -> MemoryRecord:
