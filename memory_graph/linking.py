@@ -20,7 +20,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
 from memory_graph.config import Context
+from memory_graph.extract.rules import WE, speaker_subject
 from memory_graph.records import MemoryRecord
 from memory_graph.store import Store, new_id, now_iso
 from memory_graph.store.index import VectorIndex
@@ -56,6 +59,61 @@ def _live_same_key(store: Store, namespace: str, record: MemoryRecord) -> list[A
 
 
 RETRACT_SIMILARITY = 0.55
+# Topic-frame thresholds for free-text statements, chosen on the supersession suite's TRAIN seeds (0-99):
+FRAME_SIMILARITY = 0.55          # same topic without update wording
+FRAME_SIMILARITY_CUED = 0.42     # same topic with update wording ("switched", "now", "moved to")
+
+
+def compatible_subjects(record: MemoryRecord) -> list[str]:
+    """Subjects whose memories this record may update: the group ("we") and its speaker's own facts update
+    each other; a third party's facts ("Leo") only their own."""
+    own = speaker_subject(record.source)
+    if record.subject in (WE, own):
+        return sorted({WE, own})
+    return [record.subject]
+
+
+def topic_frame(text: str) -> str:
+    """The topic words of a statement: names, products, numbers (the values) and stop words removed
+    (scikit-learn's English stop-word list), e.g. "We use Postgres for the billing database" -> "use billing database"."""
+    masked = re.sub(r"\b[A-Z][\w.+#-]*|\b\w*\d[\w.-]*", " ", text)
+    words = [w for w in re.findall(r"[a-z][a-z'-]+", masked.lower()) if w not in ENGLISH_STOP_WORDS]
+    return " ".join(words)
+
+
+def _values(text: str) -> set[str]:
+    return {v.lower() for v in re.findall(r"(?<![\w])(?:[A-Z][\w.+#-]*|\w*\d[\w.-]*)", text)}
+
+
+def _frame_matches(
+    store: Store, ns: str, record: MemoryRecord, subjects: list[str], pending: Sequence[str] = ()
+) -> list[Any]:
+    """The one live free-text memory a free-text statement updates, or none.
+
+    Candidates: the nearest live, non-event, free-text memories of compatible subjects in the same scope.
+    The best by topic-frame similarity is chosen when it clears FRAME_SIMILARITY (FRAME_SIMILARITY_CUED with
+    update wording) and names a different value (its names/products/numbers differ). Statements that name
+    no value (chit-chat) update nothing.
+    """
+    new_values = _values(record.text)
+    frame = topic_frame(record.text)
+    if not new_values or len(frame.split()) < 1:
+        return []
+    vector = store.embed([record.text])[0]
+    hits = VectorIndex.search(store.index.memories, vector, ns, 12, {"status": {"$in": list(LIVE)}, "scope": record.scope})
+    rows = store.ledger.memories(ns, [h[0] for h in hits] + list(pending))  # pending: written in this batch, not yet indexed
+    cands = [r for r in rows.values() if r["status"] in LIVE and r["scope"] == record.scope and r["kind"] != "event"
+             and not r["multi"] and r["subject"] in subjects and r["polarity"] > 0 and r["valid_from"] <= record.valid_from and _values(r["text"]) != new_values]
+    if not cands:
+        return []
+    frames = [topic_frame(r["text"]) for r in cands]
+    vectors = store.embed([frame] + frames)
+    sims = vectors[1:] @ vectors[0]
+    best = int(sims.argmax())
+    threshold = FRAME_SIMILARITY_CUED if record.update_cue else FRAME_SIMILARITY
+    if float(sims[best]) < threshold or not frames[best]:
+        return []
+    return [{**dict(cands[best]), "topic_similarity": float(sims[best])}]
 STOPWORDS = {"the", "and", "any", "more", "anymore", "longer", "about", "with", "that", "this", "have", "from", "user"}
 
 
@@ -71,9 +129,11 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
     is semantically close to what is retracted (cosine >= RETRACT_SIMILARITY between the retracted clause and
     the memory text) and shares a content word stem with it.
     """
+    subjects = compatible_subjects(record)
     rows = store.ledger.query(
-        "SELECT * FROM memories WHERE namespace=? AND subject=? AND status IN (?,?) AND kind != 'event' AND polarity > 0",
-        (namespace, record.subject, *LIVE),
+        f"SELECT * FROM memories WHERE namespace=? AND subject IN ({','.join('?' * len(subjects))}) AND status IN (?,?) "
+        "AND kind != 'event' AND polarity > 0",
+        (namespace, *subjects, *LIVE),
     )
     if not rows:
         return []
@@ -105,7 +165,7 @@ def _forget_targets(store: Store, namespace: str, record: MemoryRecord) -> list[
     hits = VectorIndex.search(store.index.memories, vector, namespace, 20, {"status": {"$in": list(LIVE)}})
     close = [mid for mid, sim in hits if sim >= FORGET_SIMILARITY and mid not in targets]
     for mid, row in store.ledger.memories(namespace, close).items():
-        if row["subject"] == record.subject:
+        if row["subject"] in compatible_subjects(record):
             targets[mid] = row
     return list(targets.values())
 
@@ -167,7 +227,7 @@ def link_records(store: Store, ctx: Context, records: Sequence[MemoryRecord]) ->
     created: list[str] = []
     with store.write_lock, store.ledger.tx() as cur:
         for record in sorted(records, key=lambda r: r.valid_from):
-            action = _link_one(cur, store, ctx, namespace, record)
+            action = _link_one(cur, store, ctx, namespace, record, created)
             action["record"] = record
             actions.append(action)
             touched.extend(action["targets"])
@@ -175,12 +235,12 @@ def link_records(store: Store, ctx: Context, records: Sequence[MemoryRecord]) ->
                 created.append(action["id"])
             elif action["action"] == "duplicate":
                 touched.append(action["id"])
-    store.index_memories(created)
+    store.index_memories(created)  # one batch: ids created in this call
     store.sync_metadata(sorted(set(touched) - set(created)))
     return actions
 
 
-def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecord) -> dict[str, Any]:
+def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecord, pending: Sequence[str] = ()) -> dict[str, Any]:
     def rows(sql: str, params: tuple[Any, ...]) -> list[Any]:
         return list(cur.execute(sql, params).fetchall())
 
@@ -193,11 +253,19 @@ def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecor
     if not ctx.linking:
         return {"action": "new", "id": _insert_memory(cur, ns, record, ctx), "targets": [], "reason": ""}
 
-    same_key = rows(
-        "SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? AND scope=? AND status IN (?,?) "
-        "ORDER BY valid_from",
-        (ns, record.subject, record.attribute, record.scope, *LIVE),
-    )
+    subjects = compatible_subjects(record)
+    marks = ",".join("?" * len(subjects))
+    free_text = record.attribute == record.frame
+    if free_text:
+        same_key = _frame_matches(store, ns, record, subjects, pending) if record.kind != "event" and record.polarity > 0 else []
+    else:
+        same_key = rows(
+            f"SELECT * FROM memories WHERE namespace=? AND subject IN ({marks}) AND attribute=? AND scope=? "
+            "AND status IN (?,?) ORDER BY valid_from",
+            (ns, *subjects, record.attribute, record.scope, *LIVE),
+        )
+        if not same_key and record.kind != "event" and record.polarity > 0 and not is_multi_valued(store, ns, record):
+            same_key = _frame_matches(store, ns, record, subjects, pending)  # a free-text predecessor
     norm = normalise_value(record.value)
     for old in same_key:
         if normalise_value(old["value"]) == norm and old["polarity"] == record.polarity:
@@ -228,7 +296,10 @@ def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecor
             _vote(cur, ns, record.attribute, "coexist") if record.multi else None
         return {"action": "new", "id": _insert_memory(cur, ns, record, ctx), "targets": [], "reason": ""}
 
-    reason = "same key, update wording" if record.update_cue else "same key, newer value"
+    if "topic_similarity" in same_key[0]:
+        reason = f"same frame (topic similarity {same_key[0]['topic_similarity']:.2f})" + (", update wording" if record.update_cue else "")
+    else:
+        reason = "same key, update wording" if record.update_cue else "same key, newer value"
     if ctx.trust == "source":
         conflicting = [o for o in same_key if o["source"] != record.source]
         if conflicting:

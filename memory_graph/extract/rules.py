@@ -19,6 +19,9 @@ from datetime import datetime
 from memory_graph.records import MemoryRecord, Observation
 from memory_graph.timeutil import RELATIVE_RE, parse_time, resolve_relative, to_iso
 
+WE = "we"
+"""The subject of group statements ("we", "our team") and of impersonal ones ("Billing runs on X"):
+facts of the namespace's group, which any of its speakers may update."""
 ASSISTANT_SPEAKERS = {"assistant", "ai", "bot", "system", "tool"}
 USER_SPEAKERS = {"user", "human", "me"}
 
@@ -59,10 +62,10 @@ Plain negation ("I'm not gonna give up", "I don't like X") is a statement, not a
 MULTI_CUE = re.compile(r"\b(also|too|as well|another|both|and also)\b", re.IGNORECASE)
 SCOPE_RE = re.compile(
     r"\b(?:in|on|for|at)\s+(?:the\s+|our\s+)?(?P<scope>staging|production|prod|development|dev|qa|test|testing|"
-    r"analytics|eu[- ]region|us[- ]region|the eu|eu|us|europe|asia|apac|emea|[a-z0-9-]+ (?:project|team|region|cluster))\b",
+    r"eu[- ]region|us[- ]region|the eu|europe|asia|apac|emea|[a-z0-9-]+ (?:project|team|region|cluster|app|environment))\b",
     re.IGNORECASE,
 )
-SCOPE_WORDS = r"(?:staging|production|prod|development|dev|qa|analytics|the eu region|eu region|the eu|eu|us region)"
+SCOPE_WORDS = r"(?:staging|production|prod|development|dev|qa|the eu region|eu region|the eu|us region)"
 VERSIONED = re.compile(r"^([A-Za-z][\w+#-]*)\s+v?\d+(?:\.\d+)*\b")
 PLAIN_USE = re.compile(
     r"^(?:now\s+|currently\s+|still\s+)?(?:use|uses|run|runs|are running|'re running|are on|'re on|upgraded to|downgraded to)\s+(?P<v>[A-Z][\w.+#-]*(?:\s+[\w.+#-]+)?)$"
@@ -106,6 +109,12 @@ VALUE_STOP = re.compile(
     r"(?:,|;|\s+-\s+|\s+because\b|\s+since\b|\s+so\b|\s+but\b|\s+which\b|\s+where\b|\s+and\s+(?:i|we|he|she|it|they|my|our)\b|\s+(?:there|now|too|as well|anymore|any more|these days|already)\b)",
     re.I,
 )
+NARRATIVE = re.compile(
+    r"\b(?:went|visited|saw|met|attended|watched|ate|bought|made|took|did|traveled|travelled|spent|celebrated|"
+    r"finished|got back|came back|had a|was at|were at|was in|were in)\b",
+    re.I,
+)
+"""Past-tense narrative verbs that make a statement an ``event`` (something that happened, never superseded)."""
 PAST_TENSE = re.compile(r"\b(?:went|did|saw|met|visited|bought|made|took|had|was|were|got|finished|attended|\w+ed)\b", re.I)
 
 
@@ -165,17 +174,20 @@ def _resolve_subject(sentence: str, speaker_subj: str) -> SubjectResolution | No
             pass
         subject = name or f"{speaker_subj}'s {m.group('rel').lower()}"
         return SubjectResolution(subject, rest, False, False)
-    m = re.match(r"^(?:i|we|our team|our company|the team)\b\s*(?P<rest>.*)$", s, re.I)
+    m = re.match(r"^(?P<who>i|we|our team|our company|the team)\b\s*(?P<rest>.*)$", s, re.I)
     if m:
-        return SubjectResolution(speaker_subj, m.group("rest"), True, False)
+        who = speaker_subj if m.group("who").lower() == "i" else WE
+        return SubjectResolution(who, m.group("rest"), who != WE, False)
     m = re.match(r"^(?:i'm|i've|i'd|we're|we've)\b\s*(?P<rest>.*)$", s, re.I)
     if m:
         contraction = s.split()[0].lower()
         prefix = {"i'm": "'m ", "we're": "'re ", "i've": "'ve ", "we've": "'ve ", "i'd": "'d "}[contraction]
-        return SubjectResolution(speaker_subj, prefix + m.group("rest"), True, False)
-    m = re.match(r"^(?:my|our)\s+(?P<rest>.+)$", s, re.I)
+        who = WE if contraction.startswith("we") else speaker_subj
+        return SubjectResolution(who, prefix + m.group("rest"), who != WE, False)
+    m = re.match(r"^(?P<who>my|our)\s+(?P<rest>.+)$", s, re.I)
     if m:
-        return SubjectResolution(speaker_subj, m.group("rest"), True, True)
+        who = speaker_subj if m.group("who").lower() == "my" else WE
+        return SubjectResolution(who, m.group("rest"), who != WE, True)
     m = re.match(r"^(?P<name>[A-Z][a-z]+)\s+(?P<rest>(?:lives|moved|works|got|started|joined|switched|adopted|likes|loves|married)\b.*)$", s)
     if m and m.group("name").lower() not in {"it", "this", "that", "there", "he", "she", "they", "what", "which", "who"}:
         return SubjectResolution(m.group("name"), m.group("rest"), False, False)
@@ -244,12 +256,16 @@ def canonical_text(subject: str, attribute: str, value: str, scope: str, polarit
     """A focused third-person statement of the record ("The user lives in Porto (scope: staging)")."""
     if polarity < 0:
         return fallback
-    name = "The user" if subject == "user" else subject
-    poss = "The user's" if subject == "user" else f"{subject}'s"
+    name = {"user": "The user", WE: "We"}.get(subject, subject)
+    poss = {"user": "The user's", WE: "Our"}.get(subject, f"{subject}'s")
     if attribute.startswith("tool for "):
         text = f"{name} uses {value} for {attribute[len('tool for '):]}"
     else:
         text = TEMPLATES.get(attribute, "{P} {A} is {V}").format(S=name, P=poss, A=attribute, V=value)
+    if subject == WE:
+        text = re.sub(r"^We (lives|works|has|is|likes|dislikes|speaks|uses|drives)\b",
+                      lambda m: "We " + {"lives": "live", "works": "work", "has": "have", "is": "are", "likes": "like",
+                                         "dislikes": "dislike", "speaks": "speak", "uses": "use", "drives": "drive"}[m.group(1)], text)
     return text + (f" (in {scope})" if scope else "") + "."
 
 
@@ -347,8 +363,8 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
     if resolved is None:
         if len(text.split()) < 4:
             return []
-        kind = "event" if RELATIVE_RE.search(text) or PAST_TENSE.search(text) else "note"
-        return [_record(text, obs, base, text=statement, kind=kind, subject=speaker_subj, attribute=mask_frame(body, ""),
+        kind = "event" if RELATIVE_RE.search(text) or NARRATIVE.search(text) else "note"
+        return [_record(text, obs, base, text=statement, kind=kind, subject=WE, attribute=mask_frame(body, ""),
                         value=body, scope=scope, frame=mask_frame(body, ""), confidence=0.5)]
     if not scope:
         scope, clause = _scope(resolved.clause)
@@ -414,7 +430,7 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
             return out
     if len(text.split()) < 4:
         return []
-    kind = "event" if RELATIVE_RE.search(text) or PAST_TENSE.search(clause) else "note"
+    kind = "event" if RELATIVE_RE.search(text) or NARRATIVE.search(clause) else "note"
     frame = mask_frame(statement, "")
     return [_record(text, obs, base, text=statement, kind=kind, subject=resolved.subject, attribute=frame,
                     value=clause, scope=scope, polarity=polarity, frame=frame, confidence=0.5)]
