@@ -104,6 +104,7 @@ class Store:
             if self.refs <= 0:
                 _OPEN.pop((str(self.path), self.embedding_model), None)
                 self.ledger.close()
+                self.index.close()
 
     @property
     def embedder(self) -> Embedder:

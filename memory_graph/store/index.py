@@ -37,6 +37,12 @@ class VectorIndex:
             name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
         )
 
+    def close(self) -> None:
+        """Release the Chroma client (its shared system stops with the last client of the path)."""
+        close = getattr(self.client, "close", None)
+        if callable(close):
+            close()
+
     def reset(self) -> None:
         """Drop both collections and create them empty (used by ``reindex``)."""
         for name in ("memories", "observations"):
