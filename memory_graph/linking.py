@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from wordfreq import zipf_frequency
 
 from memory_graph.config import Context
 from memory_graph.extract.rules import WE, speaker_subject
@@ -81,8 +82,40 @@ def topic_frame(text: str) -> str:
     return " ".join(words)
 
 
+MAX_DECISION_WORDS = 16
+PERSONAL = re.compile(r"\b(?:I|I'm|I've|me|my|you|your|you're)\b", re.IGNORECASE)
+
+
+def _decision_like(subject: str, text: str) -> bool:
+    """Whether a free-text statement may take part in topic-frame linking: a short, declarative statement
+    of the group or about a thing ("We use Kafka for events", "Billing runs on Postgres"). A person's
+    chat ("Jon is starting a dance studio"), exclamations and long narration never do: their facts are
+    too varied for "same topic, different value" to mean "replaced"."""
+    stripped = text.strip()
+    return (
+        subject == WE
+        and len(stripped.split()) <= MAX_DECISION_WORDS
+        and not stripped.endswith(("!", "?"))
+        and not PERSONAL.search(stripped)
+    )
+
+
+COMMON_WORD_ZIPF = 3.8
+
+
 def _values(text: str) -> set[str]:
-    return {v.lower() for v in re.findall(r"(?<![\w])(?:[A-Z][\w.+#-]*|\w*\d[\w.-]*)", text)}
+    """The value tokens of a statement: names, products, versions (capitalised or with digits/inner capitals).
+    A sentence-initial capitalised word counts only when it is not a common English word (wordfreq Zipf
+    frequency below COMMON_WORD_ZIPF), so "Sorry", "Wow" or "Billing" are not values but "Kafka" is."""
+    values: set[str] = set()
+    for i, m in enumerate(re.finditer(r"(?<![\w'])(?:[A-Z][\w.+#-]*|\w*\d[\w.-]*)", text)):
+        token = m.group(0).rstrip(".")
+        initial = m.start() == len(text) - len(text.lstrip()) or text[: m.start()].rstrip().endswith((".", ":", "!", "?"))
+        plain = token[1:].islower() and token.isalpha()
+        if initial and plain and zipf_frequency(token.lower(), "en") >= COMMON_WORD_ZIPF:
+            continue
+        values.add(token.lower())
+    return values
 
 
 def _frame_matches(
@@ -97,13 +130,13 @@ def _frame_matches(
     """
     new_values = _values(record.text)
     frame = topic_frame(record.text)
-    if not new_values or len(frame.split()) < 1:
+    if not new_values or not frame or not _decision_like(record.subject, record.text):
         return []
     vector = store.embed([record.text])[0]
     hits = VectorIndex.search(store.index.memories, vector, ns, 12, {"status": {"$in": list(LIVE)}, "scope": record.scope})
     rows = store.ledger.memories(ns, [h[0] for h in hits] + list(pending))  # pending: written in this batch, not yet indexed
     cands = [r for r in rows.values() if r["status"] in LIVE and r["scope"] == record.scope and r["kind"] != "event"
-             and not r["multi"] and r["subject"] in subjects and r["polarity"] > 0 and r["valid_from"] <= record.valid_from and _values(r["text"]) != new_values]
+             and not r["multi"] and r["subject"] in subjects and r["polarity"] > 0 and _decision_like(r["subject"], r["text"]) and r["valid_from"] <= record.valid_from and _values(r["text"]) not in (set(), new_values)]
     if not cands:
         return []
     frames = [topic_frame(r["text"]) for r in cands]
