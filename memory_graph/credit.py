@@ -27,7 +27,7 @@ from typing import Any
 from memory_graph.config import Context
 from memory_graph.store import Store, new_id, now_iso
 
-CITATION = re.compile(r"\[m:([0-9a-f]{6,32})\]")
+CITATION = re.compile(r"\[m:([a-z0-9]{6,32})\]")
 CORRECTION = re.compile(
     r"^\s*(?:no\b|nope\b|wrong\b|that'?s (?:not|wrong|incorrect|outdated)|not anymore|incorrect\b|actually\b|"
     r"you'?re wrong|that was wrong|not true)",

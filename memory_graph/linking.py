@@ -26,7 +26,7 @@ from wordfreq import zipf_frequency
 from memory_graph.config import Context
 from memory_graph.extract.rules import WE, speaker_subject
 from memory_graph.records import MemoryRecord
-from memory_graph.store import Store, new_id, now_iso
+from memory_graph.store import Store, new_id, now_iso, short_id
 from memory_graph.store.index import VectorIndex
 from memory_graph.tokens import count_tokens
 
@@ -204,7 +204,7 @@ def _forget_targets(store: Store, namespace: str, record: MemoryRecord) -> list[
 
 
 def _insert_memory(cur: Any, namespace: str, record: MemoryRecord, ctx: Context, status: str = "current") -> str:
-    memory_id = new_id()
+    memory_id = short_id(cur, "memories")
     now = now_iso()
     cur.execute(
         "INSERT INTO memories(id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, "

@@ -19,7 +19,7 @@ from memory_graph.extract import llm as llm_extractor
 from memory_graph.extract import rules
 from memory_graph.records import MemoryRecord, Observation
 from memory_graph.state import MemoryState
-from memory_graph.store import Store, new_id, now_iso
+from memory_graph.store import Store, now_iso, short_id
 from memory_graph.timeutil import parse_time, to_iso
 
 MAX_OBSERVATION_CHARS = 20_000
@@ -149,7 +149,7 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     stored: list[Observation] = []
     with store.write_lock, store.ledger.tx() as cur:
         for o in observations:
-            obs = Observation(id=new_id(), **o)
+            obs = Observation(id=short_id(cur, "observations"), **o)
             cur.execute(
                 "INSERT INTO observations(id, namespace, text, speaker, source, time, session_id, ref, created_at) "
                 "VALUES (?,?,?,?,?,?,?,?,?)",
@@ -162,7 +162,7 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
         records.extend(llm_extractor.extract(model, obs) if model is not None else rules.extract(obs))
     store.embed([o.text for o in stored] + [r.text for r in records])  # one batch; link reuses the vectors
     store.index_observations([o.id for o in stored])
-    return {"extracted": [r.model_dump() for r in records], "observations": []}
+    return {"extracted": [r.model_dump() for r in records], "observations": [], "observed": [o.id for o in stored]}
 
 
 def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -193,7 +193,7 @@ def retrieve(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"memory_context": "", "recall": None}
     result = retrieval.recall(
         store, ctx, query, budget_tokens=state.budget_tokens, as_of=state.as_of, task=state.task,
-        include_history=state.include_history,
+        include_history=state.include_history, exclude_observations=set(state.observed),
     )
     return {"memory_context": result.context, "recall": result.model_dump(), "last_recall_id": result.id}
 

@@ -53,4 +53,5 @@ class MemoryState(MemoryInput, MemoryOutput):
     """The full state: input and output keys plus the records passed from ``extract`` to ``link``."""
 
     extracted: list[dict[str, Any]] = field(default_factory=list)
+    observed: list[str] = field(default_factory=list)  # observation ids stored by this run (not recalled by it)
     plan: list[str] = field(default_factory=list)

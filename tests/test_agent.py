@@ -18,7 +18,7 @@ from agent.tools import safe_eval
 from memory_graph import Memory
 from memory_graph.config import Context
 
-CITE = re.compile(r"\[m:([0-9a-f]+)\]")
+CITE = re.compile(r"\[m:([a-z0-9]+)\]")
 
 
 class ScriptedChatModel(BaseChatModel):

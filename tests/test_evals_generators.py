@@ -96,9 +96,16 @@ def test_outcome_worlds_are_deterministic_and_consistent() -> None:
         w1, w2 = make_world(1000, family, episodes=12), make_world(1000, family, episodes=12)
         assert w1.turns == w2.turns and w1.episodes == w2.episodes
         assert len(w1.episodes) == 12
+        texts = {t.ref: t.text for t in w1.turns}
         for q in w1.queries:
             roles = w1.roles(q)
             assert list(roles.values()).count("gold") == 1
+            values = [v for _, v, _ in w1.versions[q.key]]
+            assert len(set(values)) == len(values)
+            looks = [texts[ref] for ref in w1.lookalikes.get(q.key, ())]
+            for text in looks:  # a look-alike never carries the answer
+                assert not any(text.endswith(f" {v}.") for v in values)
+            assert len({t.split()[1] for t in looks}) == len(looks)  # nor shares a subject with another
         if family == "control":
             assert len(set(w1.episodes)) == len(w1.episodes)  # no recurrence
         else:

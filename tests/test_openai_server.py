@@ -35,7 +35,7 @@ def scripted(body: dict[str, Any]) -> dict[str, Any]:
             return text("No further tools needed.")
         return tool_call("calculator", {"expression": "6 * 7"})
     system = body["messages"][0]["content"]
-    ids = re.findall(r"\[m:([0-9a-f]+)\]", system)
+    ids = re.findall(r"\[m:([a-z0-9]+)\]", system)
     return text(f"You live in Lisbon [m:{ids[0] if ids else 'none'}], and 6 * 7 = 42.")
 
 

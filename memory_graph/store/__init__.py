@@ -19,10 +19,10 @@ from filelock import FileLock
 
 from memory_graph.embeddings import Embedder, get_embedder
 from memory_graph.store.index import FAR_FUTURE, VectorIndex
-from memory_graph.store.ledger import Ledger, new_id, now_iso
+from memory_graph.store.ledger import Ledger, new_id, now_iso, short_id
 from memory_graph.timeutil import to_epoch
 
-__all__ = ["Store", "Ledger", "VectorIndex", "new_id", "now_iso"]
+__all__ = ["Store", "Ledger", "VectorIndex", "new_id", "now_iso", "short_id"]
 
 _OPEN: dict[tuple[str, str], Store] = {}
 _OPEN_LOCK = threading.Lock()
