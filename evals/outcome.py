@@ -170,11 +170,14 @@ class _Gen:
         self.seed = seed
         self.rows: list[tuple[float, str, tuple[str, str] | None, str, str | None]] = []
         self.used: dict[str, set[str]] = {}
+        self.held: dict[tuple[str, str], set[str]] = {}  # values each key's versions took
+        self.relations: dict[tuple[str, str], set[str]] = {}
 
-    def value(self, attr: str) -> str:
+    def value(self, attr: str, avoid: set[str] | frozenset[str] = frozenset()) -> str:
+        """A value of ``attr`` unused in this world if possible, never one in ``avoid``."""
         used = self.used.setdefault(attr, set())
-        pool = [v for v in ATTRS[attr].values if v not in used] or list(ATTRS[attr].values)
-        v = self.r.choice(pool)
+        pool = [v for v in ATTRS[attr].values if v not in used and v not in avoid]
+        v = self.r.choice(pool or [v for v in ATTRS[attr].values if v not in avoid])
         used.add(v)
         return v
 
@@ -185,15 +188,19 @@ class _Gen:
     def fact(self, person: str, attr: str, day: float, versions: int = 1, span: float = 100.0) -> None:
         a = ATTRS[attr]
         days = sorted([day] + [day + self.r.uniform(5, span) for _ in range(versions - 1)])
+        held = self.held.setdefault((person, attr), set())
         for i, d in enumerate(days):
             template = a.statement if i == 0 else self.r.choice(a.updates)
-            v = self.value(attr)
+            v = self.value(attr, avoid=held)
+            held.add(v)
             self.add(d, template.format(s=person, v=v), (person, attr), "version", v)
 
     def lookalike(self, person: str, attr: str, day: float) -> None:
-        relation = self.r.choice(RELATIONS)
-        self.add(day, ATTRS[attr].statement.format(s=f"{person}'s {relation}", v=self.value(attr)), (person, attr),
-                 "lookalike")
+        taken = self.relations.setdefault((person, attr), set())  # two look-alikes never share a subject
+        relation = self.r.choice([rel for rel in RELATIONS if rel not in taken])
+        taken.add(relation)
+        value = self.value(attr, avoid=self.held.get((person, attr), set()))  # never the answer itself
+        self.add(day, ATTRS[attr].statement.format(s=f"{person}'s {relation}", v=value), (person, attr), "lookalike")
 
     def chatter(self, people: Sequence[str], n: int, lo: float, hi: float) -> None:
         for _ in range(n):
@@ -258,7 +265,7 @@ def make_world(seed: int, family: str, *, episodes: int = EPISODES, budget: int 
         for p in people:
             for attr in CRITICAL:
                 g.fact(p, attr, day=r.uniform(0, 10))
-        critical = [(p, a) for p, a in r.sample([(p, a) for p in people for a in CRITICAL], 2)]
+        critical = r.sample([(p, a) for p in people for a in CRITICAL], 2)
         for key in critical:
             g.lookalike(*key, day=r.uniform(0, 110))
             rare.add(len(queries))
@@ -306,8 +313,9 @@ def _mentions(text: str, value: str) -> bool:
 
 
 def item_role(item: RecalledItem, roles: dict[str, str], world: World, q: Query) -> str:
-    """Role of a recalled item for query ``q``: by refs (gold wins only if the text does not name another
-    version's value), else by the values it names, else irrelevant."""
+    """Role of a recalled item for query ``q``: by its refs (when they cite several roles, the first of gold,
+    stale, future, look-alike); an item citing only other refs of this world is irrelevant; an item with no
+    known ref takes the role of the newest version whose value its text names, else irrelevant."""
     found = [roles[r] for r in item.refs if r in roles]
     if found:
         for role in ("gold", "stale", "future", "lookalike"):

@@ -72,7 +72,7 @@ def bar_chart(path: Path, labels: Sequence[str], series: Mapping[str, Sequence[f
     path.parent.mkdir(parents=True, exist_ok=True)
     n = max(1, len(series))
     width = 0.8 / n
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(labels) * max(1, n / 2)), 4.0))
+    fig, ax = plt.subplots(figsize=(min(14.0, max(6.0, 0.3 * len(labels) * n + 2.0)), 4.5))
     for k, (name, values) in enumerate(series.items()):
         xs = [i + (k - (n - 1) / 2) * width for i in range(len(labels))]
         ys = [v if v is not None else 0.0 for v in values]
@@ -85,7 +85,7 @@ def bar_chart(path: Path, labels: Sequence[str], series: Mapping[str, Sequence[f
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if len(series) > 1:
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -35,6 +35,7 @@ from evals.systems import (
 )
 
 SUITES = ("supersession", "locomo", "outcome")
+MODULES: dict[str, Any] = {"supersession": supersession, "locomo": locomo, "outcome": outcome}
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "evals" / "results"
 
@@ -58,6 +59,23 @@ def resolve_systems(systems: Sequence[str] | None, quick: bool) -> tuple[list[st
     ok, reason = memory_graph_available()
     skipped = {s: reason for s in wanted if s in MEMORY_GRAPH_VARIANTS and not ok}
     return [s for s in wanted if s not in skipped], skipped
+
+
+def pin_threads() -> int:
+    """Pin torch to ``$MEMORY_GRAPH_EVAL_THREADS`` intra-op threads (default 1) for the eval process.
+
+    On a shared 2-core machine, torch's default thread pool spin-waits against any other busy process: one
+    query embedding took ~150 ms instead of ~7-20 ms with two eval processes running. One thread keeps every
+    system's timings stable; it applies to all systems alike. Returns the thread count set.
+    """
+    threads = int(os.environ.get("MEMORY_GRAPH_EVAL_THREADS", "1"))
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:  # sentence-transformers always brings torch; be lenient anyway
+        pass
+    return threads
 
 
 def _progress(enabled: bool) -> Any:
@@ -121,6 +139,7 @@ def run_suite(
     """
     if name not in SUITES:
         raise ValueError(f"unknown suite {name!r}; choose from {', '.join(SUITES)} or all")
+    threads = pin_threads()
     started = time.perf_counter()
     root = Path(out) if out else (RESULTS / "_scratch" if quick else RESULTS)
     suite_dir = root / name
@@ -132,7 +151,7 @@ def run_suite(
     def make(system_name: str) -> Any:
         return warm_up(make_system(system_name, workdir))
 
-    mod: Any = {"supersession": supersession, "locomo": locomo, "outcome": outcome}[name]
+    mod: Any = MODULES[name]
     extra: dict[str, Any] = dict(options or {})
     if name == "locomo":
         extra["data"] = Path(data) if data else default_data()
@@ -149,19 +168,30 @@ def run_suite(
     results["command"] = command
     results["wall_s"] = round(wall, 1)
     results["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
-    suite_dir.mkdir(parents=True, exist_ok=True)
+    results["machine"] = {"cpus": os.cpu_count(), "torch_threads": threads, "python": platform.python_version(),
+                          "platform": platform.platform()}
     write_json(suite_dir / "results.json", results)
-    pngs = mod.plots(results, suite_dir)
-    header = [f"# {name}: {results['protocol']}", "", f"Command: `{command}`  ",
-              f"Wall time: {wall:.0f} s on {os.cpu_count()} CPUs ({results['finished_at']})  ",
-              f"Config: `{results['config']}`"]
-    if skipped:
-        header.append(f"Skipped (not importable): {', '.join(skipped)} — {next(iter(skipped.values()))}")
-    body = mod.table(results)
-    figs = "\n".join(f"![{p}]({p})" for p in pngs)
-    (suite_dir / "table.md").write_text("\n".join(header) + "\n\n" + body + "\n\n" + figs + "\n", encoding="utf-8")
+    render(results, suite_dir)
     return results
+
+
+def render(results: dict[str, Any], suite_dir: Path) -> None:
+    """Write ``table.md`` and the PNG plots of a suite's results dict into ``suite_dir`` (results.json is
+    written by :func:`run_suite`; call this alone to redraw from a saved ``results.json``)."""
+    name = results["suite"]
+    mod: Any = MODULES[name]
+    suite_dir.mkdir(parents=True, exist_ok=True)
+    pngs = mod.plots(results, suite_dir)
+    header = [f"# {name}: {results['protocol']}", "", f"Command: `{results['command']}`  ",
+              f"Wall time: {results['wall_s']:.0f} s on {results['machine']['cpus']} CPUs, "
+              f"{results['machine'].get('torch_threads', '?')} torch thread(s) ({results['finished_at']})  ",
+              f"Config: `{results['config']}`"]
+    if results.get("skipped_systems"):
+        reason = next(iter(results["skipped_systems"].values()))
+        header.append(f"Skipped (not importable): {', '.join(results['skipped_systems'])} — {reason}")
+    figs = "\n".join(f"![{p}]({p})" for p in pngs)
+    text = "\n".join(header) + "\n\n" + mod.table(results) + "\n\n" + figs + "\n"
+    (suite_dir / "table.md").write_text(text, encoding="utf-8")
 
 
 # Mount into the project CLI with ``app.add_typer(eval_app)`` (no name: its ``eval`` command joins the app)

@@ -382,13 +382,12 @@ def vdr_scenario(seed: int, index: int) -> Scenario:
     values = b.values(target.family, 1 + n_b)
     assert values is not None
     key_a = b.chain(target, values[:1], [], scope=scope_a)
-    b_kinds = ["change" if tempting else r.choice(("restate", "plain"))] * n_b
-    if n_b == 1:
-        first_kind = b_kinds[0] if b_kinds[0] != "restate" else "decide"
-        b.chain(target, values[1:], [], scope=scope_b, first_old=values[0], first_kind=first_kind,
-                other_speaker=[])
+    b_kind = "change" if tempting else r.choice(("restate", "plain"))
+    if n_b == 1:  # a lone scope-B statement; with change words it names scope A's value as the replaced one
+        b.chain(target, values[1:], [], scope=scope_b, first_old=values[0],
+                first_kind="decide" if b_kind == "restate" else b_kind)
     else:
-        b.chain(target, values[1:], b_kinds[1:], scope=scope_b, other_speaker=[r.random() < 0.3])
+        b.chain(target, values[1:], [b_kind], scope=scope_b, other_speaker=[r.random() < 0.3])
     b.sequences[-2:] = [b.sequences[-2] + b.sequences[-1]]  # scope A is stated before scope B
     _distractors(r, b, target, r.randint(3, 5), {target.key})
     b.fillers(r.randint(2, 4))

@@ -27,7 +27,7 @@ import contextlib
 import math
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -311,32 +311,15 @@ def memory_graph_available() -> tuple[bool, str]:
 
 
 def _ids(value: Any) -> list[str]:
-    """Memory ids in an ``inspect`` field that may hold ids, dicts or a single id."""
+    """Memory ids of an ``inspect`` field: ``supersedes`` is a list of ids, ``superseded_by`` an id or None."""
     if value is None:
         return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        for key in ("id", "memory_id", "dst_id", "dst"):
-            if key in value:
-                return [str(value[key])]
-        return []
-    if isinstance(value, Iterable):
-        return [i for v in value for i in _ids(v)]
-    return []
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
+    return [value] if isinstance(value, str) else [str(v) for v in value]
 
 
 def _refs(provenance: Any) -> tuple[str, ...]:
-    refs = []
-    for p in provenance or []:
-        ref = _get(p, "ref")
-        if ref:
-            refs.append(str(ref))
-    return tuple(dict.fromkeys(refs))
+    """Caller refs of a provenance list (dicts with ``observation_id``, ``ref``, ``time``), in order, once."""
+    return tuple(dict.fromkeys(str(p["ref"]) for p in provenance or [] if p.get("ref")))
 
 
 @dataclass
@@ -357,7 +340,7 @@ class MemoryGraphSystem:
         self._root.mkdir(parents=True, exist_ok=True)
         self._generation = 0
         self._mem: Any = None
-        self._formed: dict[str, None] = {}
+        self._formed: set[str] = set()
         self.reset()
 
     def reset(self) -> None:
@@ -367,30 +350,16 @@ class MemoryGraphSystem:
         self._generation += 1
         # one store, a fresh namespace per scenario (opening a new store folder per scenario leaks file handles)
         self._mem = Memory(str(self._root / "store"), user_id=f"scenario-{self._generation}", **self.overrides)
-        self._formed = {}
-
-    def _remember(self, formed: Any) -> None:
-        if isinstance(formed, dict):
-            if "id" in formed:
-                self._formed[str(formed["id"])] = None
-        elif isinstance(formed, Iterable) and not isinstance(formed, str):
-            for f in formed:
-                self._remember(f)
-        elif formed is not None and hasattr(formed, "id"):
-            self._formed[str(formed.id)] = None
+        self._formed = set()
 
     def ingest(self, turns: Sequence[Turn]) -> None:
-        rows = []
-        for t in turns:
-            row: dict[str, Any] = {"text": t.text, "speaker": t.speaker, "time": t.time, "ref": t.ref}
-            if t.session_id is not None:
-                row["session_id"] = t.session_id
-            rows.append(row)
-        if hasattr(self._mem, "observe_many"):
-            self._remember(self._mem.observe_many(rows))
+        rows = [{"text": t.text, "speaker": t.speaker, "time": t.time, "ref": t.ref, "session_id": t.session_id}
+                for t in turns]
+        if hasattr(self._mem, "observe_many"):  # batched ingest
+            formed = self._mem.observe_many(rows)
         else:
-            for row in rows:
-                self._remember(self._mem.observe(row.pop("text"), **row))
+            formed = [f for row in rows for f in self._mem.observe(row.pop("text"), **row)]
+        self._formed.update(str(f["id"]) for f in formed if f.get("id"))
 
     def recall(self, query: str, budget: int, as_of: str | None = None, task: str | None = None) -> RecallResult:
         started = time.perf_counter()
@@ -436,11 +405,11 @@ class MemoryGraphSystem:
             seen.add(mid)
             try:
                 info = self._mem.inspect(mid)
-            except Exception:  # a memory hard-deleted or merged away
+            except KeyError:  # a memory hard-deleted since
                 continue
-            refs[mid] = _refs(_get(info, "provenance"))
-            supersedes[mid] = _ids(_get(info, "supersedes"))
-            pending.extend(i for i in supersedes[mid] + _ids(_get(info, "superseded_by")) if i not in seen)
+            refs[mid] = _refs(info.get("provenance"))
+            supersedes[mid] = _ids(info.get("supersedes"))
+            pending.extend(i for i in supersedes[mid] + _ids(info.get("superseded_by")) if i not in seen)
         pairs: set[tuple[str, str]] = set()
         for new, olds in supersedes.items():
             for old in olds:

@@ -108,7 +108,7 @@ def _values(text: str) -> set[str]:
     A sentence-initial capitalised word counts only when it is not a common English word (wordfreq Zipf
     frequency below COMMON_WORD_ZIPF), so "Sorry", "Wow" or "Billing" are not values but "Kafka" is."""
     values: set[str] = set()
-    for i, m in enumerate(re.finditer(r"(?<![\w'])(?:[A-Z][\w.+#-]*|\w*\d[\w.-]*)", text)):
+    for m in re.finditer(r"(?<![\w'])(?:[A-Z][\w.+#-]*|\w*\d[\w.-]*)", text):
         token = m.group(0).rstrip(".")
         initial = m.start() == len(text) - len(text.lstrip()) or text[: m.start()].rstrip().endswith((".", ":", "!", "?"))
         plain = token[1:].islower() and token.isalpha()

@@ -18,13 +18,13 @@ from datetime import datetime
 from typing import Any
 
 from memory_graph.config import Context
+from memory_graph.extract.rules import is_assistant
 from memory_graph.knapsack import knapsack
 from memory_graph.records import Recall, RecallItem, Status
 from memory_graph.store import Store, new_id, now_iso
 from memory_graph.store.index import VectorIndex
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
-from memory_graph.extract.rules import is_assistant
 from memory_graph.usefulness import Posterior, posterior_for, relevance, usefulness
 
 FENCE_OPEN = "<memory-context>"
