@@ -86,14 +86,15 @@ MAX_DECISION_WORDS = 16
 PERSONAL = re.compile(r"\b(?:I|I'm|I've|me|my|you|your|you're)\b", re.IGNORECASE)
 
 
-def _decision_like(subject: str, text: str) -> bool:
+def _decision_like(subject: str, source: str, text: str) -> bool:
     """Whether a free-text statement may take part in topic-frame linking: a short, declarative statement
-    of the group or about a thing ("We use Kafka for events", "Billing runs on Postgres"). A person's
-    chat ("Jon is starting a dance studio"), exclamations and long narration never do: their facts are
-    too varied for "same topic, different value" to mean "replaced"."""
+    of the group, about a thing or about a third party ("We use Kafka for events", "Billing runs on
+    Postgres", "Ines supports Celtic"). A speaker's chat about themselves ("Jon is starting a dance
+    studio"), exclamations and long narration never do: their facts are too varied for "same topic,
+    different value" to mean "replaced"."""
     stripped = text.strip()
     return (
-        subject == WE
+        subject != speaker_subject(source)
         and len(stripped.split()) <= MAX_DECISION_WORDS
         and not stripped.endswith(("!", "?"))
         and not PERSONAL.search(stripped)
@@ -118,6 +119,16 @@ def _values(text: str) -> set[str]:
     return values
 
 
+def _frame_compatible(record: MemoryRecord, row: Any, subjects: list[str]) -> bool:
+    """Subjects that may replace each other's free-text statements: the compatible subjects of the record,
+    and also a group statement ("we") with one about a thing or third party ("Billing runs on X") — a
+    speaker's own facts excepted."""
+    if row["subject"] in subjects:
+        return True
+    row_is_self = row["subject"] == speaker_subject(row["source"])
+    return not row_is_self and WE in (row["subject"], record.subject)
+
+
 def _frame_matches(
     store: Store, ns: str, record: MemoryRecord, subjects: list[str], pending: Sequence[str] = ()
 ) -> list[Any]:
@@ -130,13 +141,13 @@ def _frame_matches(
     """
     new_values = _values(record.text)
     frame = topic_frame(record.text)
-    if not new_values or not frame or not _decision_like(record.subject, record.text):
+    if not new_values or not frame or not _decision_like(record.subject, record.source, record.text):
         return []
     vector = store.embed([record.text])[0]
     hits = VectorIndex.search(store.index.memories, vector, ns, 12, {"status": {"$in": list(LIVE)}, "scope": record.scope})
     rows = store.ledger.memories(ns, [h[0] for h in hits] + list(pending))  # pending: written in this batch, not yet indexed
     cands = [r for r in rows.values() if r["status"] in LIVE and r["scope"] == record.scope and r["kind"] != "event"
-             and not r["multi"] and r["subject"] in subjects and r["polarity"] > 0 and _decision_like(r["subject"], r["text"]) and r["valid_from"] <= record.valid_from and _values(r["text"]) not in (set(), new_values)]
+             and not r["multi"] and _frame_compatible(record, r, subjects) and r["polarity"] > 0 and _decision_like(r["subject"], r["source"], r["text"]) and r["valid_from"] <= record.valid_from and _values(r["text"]) not in (set(), new_values)]
     if not cands:
         return []
     frames = [topic_frame(r["text"]) for r in cands]

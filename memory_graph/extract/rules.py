@@ -14,11 +14,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime
+
+import pysbd
+from wordfreq import zipf_frequency
 
 from memory_graph.records import MemoryRecord, Observation
 from memory_graph.timeutil import RELATIVE_RE, parse_time, resolve_relative, to_iso
 
+COMMON_WORD_ZIPF = 4.8
+"""A sentence-initial capitalised word at or above this wordfreq Zipf frequency ("The", "This", "Everyone")
+is not taken for a name."""
 WE = "we"
 """The subject of group statements ("we", "our team") and of impersonal ones ("Billing runs on X"):
 facts of the namespace's group, which any of its speakers may update."""
@@ -155,9 +162,15 @@ def strip_preamble(sentence: str) -> str:
     return s or sentence.strip()
 
 
+@lru_cache(maxsize=1)
+def _segmenter() -> pysbd.Segmenter:
+    return pysbd.Segmenter(language="en", clean=False)
+
+
 def split_sentences(text: str) -> list[str]:
-    """Split a turn into sentences and first-person clauses (keeping decimals like 7.2)."""
-    parts = re.split(r"(?<=[!?])\s+|(?<=[.])\s+(?=[A-Z\"'(])|\n+", text.strip())
+    """Split a turn into sentences (pysbd: abbreviations like "Dr." and decimals like 7.2 stay inside)
+    and first-person clauses ("I switched jobs, I now work at X")."""
+    parts = [seg for line in text.strip().splitlines() for seg in _segmenter().segment(line) if seg.strip()]
     out: list[str] = []
     for part in parts:
         out.extend(c.strip() for c in CLAUSE_BREAK.split(part) if c and c.strip())
@@ -188,8 +201,13 @@ def _resolve_subject(sentence: str, speaker_subj: str) -> SubjectResolution | No
     if m:
         who = speaker_subj if m.group("who").lower() == "my" else WE
         return SubjectResolution(who, m.group("rest"), who != WE, True)
-    m = re.match(r"^(?P<name>[A-Z][a-z]+)\s+(?P<rest>(?:lives|moved|works|got|started|joined|switched|adopted|likes|loves|married)\b.*)$", s)
-    if m and m.group("name").lower() not in {"it", "this", "that", "there", "he", "she", "they", "what", "which", "who"}:
+    m = re.match(
+        rf"^(?P<name>[A-Z][a-z]+(?:'s\s+(?:{RELATIONS}|manager|teacher|coach|doctor|dentist|landlord))*)(?:\s+(?P<rest>(?:\w+s|is|has|was|moved|got|started|joined|switched|adopted|married)\b.*)|'s\s+(?P<attr_rest>.+))$",
+        s,
+    )
+    if m and zipf_frequency(m.group("name").split("'")[0].lower(), "en") < COMMON_WORD_ZIPF:
+        if m.group("attr_rest"):
+            return SubjectResolution(m.group("name"), m.group("attr_rest"), False, True)
         return SubjectResolution(m.group("name"), m.group("rest"), False, False)
     return None
 
