@@ -68,26 +68,26 @@ def remember_for_ticket(state: SupportTicketState, runtime: Runtime[Context]) ->
     return {"customer_notes": out.get("memory_context", "")}
 
 
-def build_direct() -> Any:
-    """Parent graph with the compiled memory subgraph added directly as one node (shared keys)."""
+def build_parent(memory_node: Any, name: str) -> Any:
+    """Parent graph ``START -> memory -> draft -> END`` around ``memory_node``: either the compiled memory
+    subgraph itself (added directly, shared keys) or a wrapper node that maps keys."""
     builder = StateGraph(SupportTicketState, context_schema=Context)
-    builder.add_node("memory", memory_graph)
+    builder.add_node("memory", memory_node)
     builder.add_node("draft", draft_reply)
     builder.add_edge(START, "memory")
     builder.add_edge("memory", "draft")
     builder.add_edge("draft", END)
-    return builder.compile(checkpointer=InMemorySaver(), name="support-direct")
+    return builder.compile(checkpointer=InMemorySaver(), name=name)
+
+
+def build_direct() -> Any:
+    """The compiled memory subgraph added directly as one node (shared keys)."""
+    return build_parent(memory_graph, "support-direct")
 
 
 def build_wrapped() -> Any:
-    """Parent graph that calls the subgraph from a wrapper node mapping keys."""
-    builder = StateGraph(SupportTicketState, context_schema=Context)
-    builder.add_node("remember", remember_for_ticket)
-    builder.add_node("draft", draft_reply)
-    builder.add_edge(START, "remember")
-    builder.add_edge("remember", "draft")
-    builder.add_edge("draft", END)
-    return builder.compile(checkpointer=InMemorySaver(), name="support-wrapped")
+    """The subgraph called from a wrapper node mapping keys."""
+    return build_parent(remember_for_ticket, "support-wrapped")
 
 
 def main() -> None:
