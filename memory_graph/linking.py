@@ -51,14 +51,6 @@ def is_multi_valued(store: Store, namespace: str, record: MemoryRecord) -> bool:
     return bool(rows and rows[0]["coexist"] >= 2 and rows[0]["coexist"] > rows[0]["replacements"])
 
 
-def _live_same_key(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
-    return store.ledger.query(
-        "SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? AND scope=? AND status IN (?,?) "
-        "ORDER BY valid_from",
-        (namespace, record.subject, record.attribute, record.scope, *LIVE),
-    )
-
-
 RETRACT_SIMILARITY = 0.55
 # Topic-frame thresholds for free-text statements, chosen on the supersession suite's TRAIN seeds (0-99):
 FRAME_SIMILARITY = 0.55          # same topic without update wording

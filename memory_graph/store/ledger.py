@@ -250,10 +250,3 @@ class Ledger:
             "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
             (namespace, memory_id, type_, json.dumps(detail, default=str), now_iso()),
         )
-
-    @staticmethod
-    def add_link(cur: sqlite3.Cursor, namespace: str, src: str, dst: str, type_: str, reason: str) -> None:
-        cur.execute(
-            "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
-            (new_id(), namespace, src, dst, type_, reason, now_iso()),
-        )
