@@ -253,9 +253,12 @@ def _vote(cur: Any, namespace: str, attribute: str, column: str) -> None:
     )
 
 
-def link_records(store: Store, ctx: Context, records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
-    """Write ``records`` (in time order) with their links; returns one action dict per record:
-    ``{"action": "new"|"duplicate"|"supersede"|"retract"|"contest"|"forget", "id", "targets", "reason"}``.
+def link_records(
+    store: Store, ctx: Context, records: Sequence[MemoryRecord], processed: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Write ``records`` (in time order) with their links in one transaction, marking the observations
+    ``processed`` in it too; returns one action dict per record:
+    ``{"action": "new"|"duplicate"|"supersede"|"retract"|"contest"|"forget", "id", "targets", "reason", "record"}``.
     """
     namespace = ctx.user_id
     actions: list[dict[str, Any]] = []
@@ -271,6 +274,7 @@ def link_records(store: Store, ctx: Context, records: Sequence[MemoryRecord]) ->
                 created.append(action["id"])
             elif action["action"] == "duplicate":
                 touched.append(action["id"])
+        cur.executemany("UPDATE observations SET processed=1 WHERE namespace=? AND id=?", [(namespace, o) for o in processed])
     store.index_memories(created)  # one batch: ids created in this call
     store.sync_metadata(sorted(set(touched) - set(created)))
     return actions

@@ -139,14 +139,20 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     raw = list(state.observations) + _pending_messages(store, ctx.user_id, state.messages)
     observations = [validate_observation(o) for o in raw]
     refs = [o["ref"] for o in observations if o["ref"]]
-    if refs:  # the same message (same ref and text) observed again is a documented no-op
+    reprocess: list[Observation] = []
+    if refs:  # the same message (same ref and text) observed again: a no-op once its memories were formed
         marks = ",".join("?" * len(refs))
-        known = {(r["ref"], r["text"]) for r in store.ledger.query(
-            f"SELECT ref, text FROM observations WHERE namespace=? AND ref IN ({marks})", (ctx.user_id, *refs))}
+        known = {(r["ref"], r["text"]): r for r in store.ledger.query(
+            f"SELECT * FROM observations WHERE namespace=? AND ref IN ({marks})", (ctx.user_id, *refs))}
+        reprocess = [  # stored earlier but interrupted before linking: form its memories now
+            Observation(**{k: known[key][k] for k in ("id", "text", "speaker", "source", "time", "session_id", "ref")})
+            for key in dict.fromkeys((o["ref"], o["text"]) for o in observations)
+            if key in known and not known[key]["processed"]
+        ]
         observations = [o for o in observations if (o["ref"], o["text"]) not in known]
-    if not observations:
-        return {"extracted": [], "observations": []}
-    stored: list[Observation] = []
+    if not observations and not reprocess:
+        return {"extracted": [], "observations": [], "observed": []}
+    stored: list[Observation] = list(reprocess)
     with store.write_lock, store.ledger.tx() as cur:
         for o in observations:
             obs = Observation(id=short_id(cur, "observations"), **o)
@@ -166,19 +172,18 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Link the extracted records to what they supersede and write them."""
+    """Link the extracted records to what they supersede, write them, and mark this run's observations
+    processed (in the same transaction), so an interrupted run is completed when the message comes again."""
     ctx = _ctx(runtime)
-    if not state.extracted:
-        return {"formed": [], "extracted": []}
     store = get_store(ctx)
     records = [MemoryRecord.model_validate(r) for r in state.extracted]
-    actions = linking.link_records(store, ctx, records)
+    actions = linking.link_records(store, ctx, records, processed=state.observed)
     formed = []
     for action in actions:
         r = action.pop("record")
         formed.append({**action, "text": r.text, "subject": r.subject, "attribute": r.attribute, "value": r.value,
                        "scope": r.scope, "kind": r.kind, "valid_from": r.valid_from, "ref": r.ref})
-    return {"formed": formed, "extracted": []}
+    return {"formed": formed, "extracted": [], "observed": []}
 
 
 def retrieve(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -190,7 +190,8 @@ def _observation_candidates(
 ) -> list[tuple[RecallItem, float]]:
     """Raw messages that formed no memory (questions, short replies, sentences the extractor could not
     read), so that nothing said is unreachable. Messages that did form memories are represented by those
-    memories (a replaced fact's message is never shown as a raw message), and assistant/tool turns are left out.
+    memories (a replaced fact's message is never shown as a raw message); questions and assistant/tool turns
+    are left out.
     """
     where = {"time": {"$lte": to_epoch(as_of_iso, 0)}} if as_of_iso else None
     hits = VectorIndex.search(store.index.observations, vector, ns, n, where)
@@ -205,7 +206,7 @@ def _observation_candidates(
     out = []
     for oid, sim in hits:
         row = rows.get(oid)
-        if row is None or oid in exclude or is_assistant(row["speaker"]):
+        if row is None or oid in exclude or is_assistant(row["speaker"]) or row["text"].rstrip().endswith("?"):
             continue
         value = usefulness(relevance(sim, best), Posterior(), OBSERVATION_CONFIDENCE, 0.0, False, learning=False)
         item = RecallItem(

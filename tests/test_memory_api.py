@@ -235,3 +235,27 @@ def test_two_processes_write_one_store(tmp_path: Path, conversation: list[dict[s
         assert m.inspect()["observations"] == len(conversation)
         n_ledger = m.store.ledger.query("SELECT COUNT(*) AS n FROM memories")[0]["n"]
         assert m.store.index.memories.count() == n_ledger
+
+
+def test_interrupted_observe_is_completed_when_the_message_comes_again(mem: Memory) -> None:
+    mem.observe("I work at Acme Robotics.", ref="m7", time="2024-01-01T00:00:00")
+    with mem.store.ledger.tx() as cur:  # as if the process died after storing the message, before linking
+        cur.execute("DELETE FROM provenance")
+        cur.execute("DELETE FROM memories")
+        cur.execute("UPDATE observations SET processed=0")
+    again = mem.observe("I work at Acme Robotics.", ref="m7", time="2024-01-01T00:00:00")
+    assert [f["value"] for f in again] == ["Acme Robotics"]
+    assert mem.inspect()["observations"] == 1
+    assert mem.observe("I work at Acme Robotics.", ref="m7", time="2024-01-01T00:00:00") == []
+
+
+def test_a_second_process_waits_for_the_store(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    with Memory(tmp_path / "s", user_id="u") as m:
+        m.observe("I live in Lisbon.")
+        code = "from memory_graph import Memory; Memory(%r, user_id='u')" % str(tmp_path / "s")
+        env = {**__import__("os").environ, "MEMORY_GRAPH_LOCK_TIMEOUT": "1"}
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode != 0 and "in use by another process" in proc.stderr

@@ -9,20 +9,28 @@ is gone (hard-deleted) are dropped.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from memory_graph.embeddings import Embedder, get_embedder
 from memory_graph.store.index import FAR_FUTURE, VectorIndex
 from memory_graph.store.ledger import Ledger, new_id, now_iso, short_id
 from memory_graph.timeutil import to_epoch
 
-__all__ = ["Store", "Ledger", "VectorIndex", "new_id", "now_iso", "short_id"]
+__all__ = ["StoreBusyError", "Store", "Ledger", "VectorIndex", "new_id", "now_iso", "short_id"]
+
+PROCESS_LOCK_TIMEOUT_S = float(os.environ.get("MEMORY_GRAPH_LOCK_TIMEOUT", "300"))
+
+
+class StoreBusyError(RuntimeError):
+    """Another process holds the store folder."""
+
 
 _OPEN: dict[tuple[str, str], Store] = {}
 _OPEN_LOCK = threading.Lock()
@@ -61,6 +69,16 @@ class Store:
     def __init__(self, path: Path, embedding_model: str = "") -> None:
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
+        # One process at a time owns a store folder: Chroma's PersistentClient keeps index state in memory
+        # and is not safe for several processes at once. A second process waits for the first to close the
+        # store, then fails with a clear error (use Chroma's HttpClient to share an index between processes).
+        self.process_lock = FileLock(str(path / ".process.lock"), timeout=PROCESS_LOCK_TIMEOUT_S, thread_local=False)
+        try:
+            self.process_lock.acquire()
+        except Timeout:
+            raise StoreBusyError(
+                f"store {str(path)!r} is in use by another process (waited {PROCESS_LOCK_TIMEOUT_S:.0f} s)"
+            ) from None
         self.ledger = Ledger(path / "ledger.sqlite3")
         self.index = VectorIndex(path / "chroma")
         self.embedding_model = embedding_model
@@ -105,6 +123,7 @@ class Store:
                 _OPEN.pop((str(self.path), self.embedding_model), None)
                 self.ledger.close()
                 self.index.close()
+                self.process_lock.release()
 
     @property
     def embedder(self) -> Embedder:

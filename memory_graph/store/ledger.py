@@ -21,7 +21,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS observations (
     id TEXT PRIMARY KEY, namespace TEXT NOT NULL, text TEXT NOT NULL, speaker TEXT NOT NULL,
     source TEXT NOT NULL, time TEXT NOT NULL, session_id TEXT, ref TEXT, created_at TEXT NOT NULL,
-    indexed INTEGER NOT NULL DEFAULT 0
+    indexed INTEGER NOT NULL DEFAULT 0, processed INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS obs_ns_time ON observations(namespace, time);
 CREATE INDEX IF NOT EXISTS obs_ns_ref ON observations(namespace, ref);
