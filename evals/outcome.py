@@ -479,6 +479,10 @@ def table(results: dict[str, Any]) -> str:
         fam = markdown_table(fam_rows, [("system", "system"), *[(f, f) for f in results["config"]["families"]],
                                         ("rare", "rare_critical: rare queries")])
         blocks.append(f"### Reader: {mode}\n\n{main}\n\nTask success by family (mean ± 95% t half-width over seeds):\n\n{fam}")
+    timing = [{"system": name, **t} for name, t in results.get("timing", {}).items()]
+    blocks.append("Cost (both readers):\n\n" + markdown_table(timing, [
+        ("system", "system"), ("latency_ms_per_recall", "recall ms"),
+        ("ingest_ms_per_turn_approx", "ingest ms/turn (approx.)"), ("foreign_items", "foreign items")]))
     return "\n\n".join(blocks)
 
 

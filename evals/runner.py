@@ -78,6 +78,25 @@ def pin_threads() -> int:
     return threads
 
 
+def code_version() -> dict[str, str | None]:
+    """What was measured: the git commit (None outside a repository or before the first commit) and a SHA-1
+    over the ``memory_graph`` and ``evals`` sources, so results of uncommitted code stay traceable."""
+    import hashlib
+    import subprocess
+
+    digest = hashlib.sha1()
+    for pkg in ("memory_graph", "evals"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            digest.update(str(path.relative_to(ROOT)).encode())
+            digest.update(path.read_bytes())
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                                timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    return {"git_commit": commit, "sources_sha1": digest.hexdigest()}
+
+
 def _progress(enabled: bool) -> Any:
     if not enabled:
         return None
@@ -140,6 +159,7 @@ def run_suite(
     if name not in SUITES:
         raise ValueError(f"unknown suite {name!r}; choose from {', '.join(SUITES)} or all")
     threads = pin_threads()
+    version = code_version()  # before the run: the code that was loaded
     started = time.perf_counter()
     root = Path(out) if out else (RESULTS / "_scratch" if quick else RESULTS)
     suite_dir = root / name
@@ -170,6 +190,7 @@ def run_suite(
     results["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     results["machine"] = {"cpus": os.cpu_count(), "torch_threads": threads, "python": platform.python_version(),
                           "platform": platform.platform()}
+    results["code"] = version
     write_json(suite_dir / "results.json", results)
     render(results, suite_dir)
     return results
@@ -185,7 +206,9 @@ def render(results: dict[str, Any], suite_dir: Path) -> None:
     header = [f"# {name}: {results['protocol']}", "", f"Command: `{results['command']}`  ",
               f"Wall time: {results['wall_s']:.0f} s on {results['machine']['cpus']} CPUs, "
               f"{results['machine'].get('torch_threads', '?')} torch thread(s) ({results['finished_at']})  ",
-              f"Config: `{results['config']}`"]
+              f"Config: `{results['config']}`" + ("  " if results.get("code") else "")]
+    if results.get("code"):
+        header.append(f"Code: `{results['code']}`")
     if results.get("skipped_systems"):
         reason = next(iter(results["skipped_systems"].values()))
         header.append(f"Skipped (not importable): {', '.join(results['skipped_systems'])} — {reason}")

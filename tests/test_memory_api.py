@@ -250,12 +250,13 @@ def test_interrupted_observe_is_completed_when_the_message_comes_again(mem: Memo
 
 
 def test_a_second_process_waits_for_the_store(tmp_path: Path) -> None:
+    import os
     import subprocess
     import sys
 
     with Memory(tmp_path / "s", user_id="u") as m:
         m.observe("I live in Lisbon.")
-        code = "from memory_graph import Memory; Memory(%r, user_id='u')" % str(tmp_path / "s")
-        env = {**__import__("os").environ, "MEMORY_GRAPH_LOCK_TIMEOUT": "1"}
+        code = f"from memory_graph import Memory; Memory({str(tmp_path / 's')!r}, user_id='u')"
+        env = {**os.environ, "MEMORY_GRAPH_LOCK_TIMEOUT": "1"}
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
         assert proc.returncode != 0 and "in use by another process" in proc.stderr
