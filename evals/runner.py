@@ -152,7 +152,8 @@ def run_suite(
         progress: show progress bars on stderr.
         options: extra keyword arguments for the suite's ``run`` (e.g. ``counts``, ``episodes``, ``families``).
     Returns:
-        the results dict (also written as JSON), with ``wall_s`` and ``command``.
+        the results dict (also written as JSON), with ``wall_s``, ``command`` and ``code``.
+    Side effect: pins torch's intra-op threads for the process (see :func:`pin_threads`).
     Raises:
         ValueError: unknown suite or system; FileNotFoundError: missing LoCoMo data.
     """

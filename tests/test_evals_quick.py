@@ -19,6 +19,17 @@ MG_OK, MG_REASON = memory_graph_available()
 REAL = [*BASELINES, "memory_graph"] if MG_OK else list(BASELINES)
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread() -> Any:
+    """As the eval runner does (``pin_threads``): stable timings on a busy machine; restored afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 class TruthSystem:
     """A test double that answers from the generator's truth: ``oracle`` shows exactly the right item, ``wrong``
     shows only what a broken memory would (replaced decisions, look-alikes, no evidence)."""
