@@ -260,3 +260,13 @@ def test_a_second_process_waits_for_the_store(tmp_path: Path) -> None:
         env = {**os.environ, "MEMORY_GRAPH_LOCK_TIMEOUT": "1"}
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
         assert proc.returncode != 0 and "in use by another process" in proc.stderr
+
+
+def test_raw_messages_are_recalled_but_not_questions(mem: Memory) -> None:
+    mem.observe("Okay.", time="2024-01-01T00:00:00", ref="a")  # forms no memory
+    mem.observe("Where do I keep the spare keys?", time="2024-01-02T00:00:00", ref="q")
+    mem.observe("Spare keys: blue drawer, left side, behind the tape", time="2024-01-03T00:00:00", ref="k")
+    r = mem.recall("Where are the spare keys?", budget_tokens=300)
+    texts = [it.text for it in r.items]
+    assert any("blue drawer" in t for t in texts)
+    assert all(not t.endswith("?") for t in texts)
