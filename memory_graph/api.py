@@ -227,9 +227,8 @@ class Memory:
             return {"forgotten": [memory_id], "observations": [], "hard": False}
         obs_ids = [r["observation_id"] for r in led.query("SELECT observation_id FROM provenance WHERE namespace=? AND memory_id=?", (ns, memory_id))]
         mem_ids = {memory_id}
-        if obs_ids:
-            marks = ",".join("?" * len(obs_ids))
-            mem_ids |= {r["memory_id"] for r in led.query(f"SELECT memory_id FROM provenance WHERE namespace=? AND observation_id IN ({marks})", (ns, *obs_ids))}
+        mem_ids |= {r["memory_id"] for r in led.query_in(
+            "SELECT memory_id FROM provenance WHERE namespace=? AND observation_id IN ({marks})", ns, obs_ids)}
         mids = sorted(mem_ids)
         mmarks = ",".join("?" * len(mids))
         with self.store.write_lock, led.tx() as cur:
@@ -258,11 +257,8 @@ class Memory:
             raise ValueError("query must be a non-empty string")
         ns = self.context.user_id
         hits = VectorIndex.search(self.store.index.observations, self.store.embed([query])[0], ns, k)
-        ids = [h[0] for h in hits]
-        if not ids:
-            return []
-        marks = ",".join("?" * len(ids))
-        rows = {r["id"]: r for r in self.store.ledger.query(f"SELECT * FROM observations WHERE namespace=? AND id IN ({marks})", (ns, *ids))}
+        rows = {r["id"]: r for r in self.store.ledger.query_in(
+            "SELECT * FROM observations WHERE namespace=? AND id IN ({marks})", ns, [h[0] for h in hits])}
         return [{**{k2: rows[i][k2] for k2 in ("id", "text", "speaker", "time", "ref")}, "similarity": round(s, 4)} for i, s in hits if i in rows]
 
     def close(self) -> None:

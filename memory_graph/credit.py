@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_graph.config import Context
-from memory_graph.store import Store, new_id, now_iso
+from memory_graph.store import Ledger, Store, new_id, now_iso
 
 CITATION = re.compile(r"\[m:([a-z0-9]{6,32})\]")
 CORRECTION = re.compile(
@@ -120,17 +120,9 @@ def apply_feedback(
                 column, amount = "blamed", blamed[mid]
             else:
                 column, amount = "unrewarded", 1.0
-            for cls in {"", task}:
-                cur.execute(
-                    f"INSERT INTO stats(namespace, memory_id, task_class, {column}) VALUES (?,?,?,?) "
-                    f"ON CONFLICT(namespace, memory_id, task_class) DO UPDATE SET {column} = {column} + excluded.{column}",
-                    (ns, mid, cls, amount),
-                )
+            Ledger.add_stats(cur, ns, mid, task, column, amount)
             event = "credited" if mid in credited else "blamed" if mid in blamed else "shown_unused"
-            cur.execute(
-                "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
-                (ns, mid, event, json.dumps({"recall": recall_id, "origin": origin, "task": task}), now_iso()),
-            )
+            Ledger.add_event(cur, ns, mid, event, recall=recall_id, origin=origin, task=task)
             transitions.extend(_retention_step(cur, ns, mid, rows[mid]["retention"] if mid in rows else "active", mid in credited))
         if not success:
             invalidated = _invalidate_replaced(cur, ns, list(blamed))
@@ -158,10 +150,7 @@ def _retention_step(cur: Any, ns: str, mid: str, current: str, was_credited: boo
     if target == current:
         return []
     cur.execute("UPDATE memories SET retention=?, updated_at=?, indexed=0 WHERE id=? AND namespace=?", (target, now_iso(), mid, ns))
-    cur.execute(
-        "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
-        (ns, mid, f"retention:{target}", json.dumps({"from": current, "reason": reason}), now_iso()),
-    )
+    Ledger.add_event(cur, ns, mid, f"retention:{target}", **{"from": current, "reason": reason})
     return [{"id": mid, "from": current, "to": target, "reason": reason}]
 
 
@@ -182,9 +171,6 @@ def _invalidate_replaced(cur: Any, ns: str, blamed: list[str]) -> list[str]:
             "UPDATE memories SET status='superseded', valid_to=?, updated_at=?, indexed=0 WHERE id=?",
             (newer["valid_from"], now_iso(), mid),
         )
-        cur.execute(
-            "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
-            (new_id(), ns, newer["id"], mid, "supersedes", "correction after a failed answer", now_iso()),
-        )
+        Ledger.add_link(cur, ns, newer["id"], mid, "supersedes", "correction after a failed answer")
         out.append(mid)
     return out

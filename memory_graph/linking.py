@@ -15,7 +15,6 @@ Rules (measured on the supersession suite of evals/):
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +25,7 @@ from wordfreq import zipf_frequency
 from memory_graph.config import Context
 from memory_graph.extract.rules import WE, speaker_subject
 from memory_graph.records import MemoryRecord
-from memory_graph.store import Store, new_id, now_iso, short_id
+from memory_graph.store import Ledger, Store, now_iso, short_id
 from memory_graph.store.index import VectorIndex
 from memory_graph.tokens import count_tokens
 
@@ -223,10 +222,7 @@ def _insert_memory(cur: Any, namespace: str, record: MemoryRecord, ctx: Context,
         "INSERT OR IGNORE INTO provenance(memory_id, observation_id, ref, namespace) VALUES (?,?,?,?)",
         (memory_id, record.observation_id, record.ref, namespace),
     )
-    cur.execute(
-        "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
-        (namespace, memory_id, "formed", json.dumps({"extractor": record.extractor, "ref": record.ref or ""}), now),
-    )
+    Ledger.add_event(cur, namespace, memory_id, "formed", extractor=record.extractor, ref=record.ref or "")
     return memory_id
 
 
@@ -235,14 +231,8 @@ def _end(cur: Any, namespace: str, old: Any, new_id_: str, valid_to: str, status
         "UPDATE memories SET status=?, valid_to=?, updated_at=?, indexed=0 WHERE id=? AND namespace=?",
         (status, valid_to, now_iso(), old["id"], namespace),
     )
-    cur.execute(
-        "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
-        (new_id(), namespace, new_id_, old["id"], type_, reason, now_iso()),
-    )
-    cur.execute(
-        "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
-        (namespace, old["id"], f"status:{status}", json.dumps({"by": new_id_, "reason": reason}), now_iso()),
-    )
+    Ledger.add_link(cur, namespace, new_id_, old["id"], type_, reason)
+    Ledger.add_event(cur, namespace, old["id"], f"status:{status}", by=new_id_, reason=reason)
 
 
 def _vote(cur: Any, namespace: str, attribute: str, column: str) -> None:
@@ -317,10 +307,7 @@ def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecor
                 "UPDATE memories SET confidence=MIN(0.99, confidence + 0.05), updated_at=? WHERE id=?",
                 (now_iso(), old["id"]),
             )
-            cur.execute(
-                "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
-                (ns, old["id"], "corroborated", json.dumps({"ref": record.ref or ""}), now_iso()),
-            )
+            Ledger.add_event(cur, ns, old["id"], "corroborated", ref=record.ref or "")
             return {"action": "duplicate", "id": old["id"], "targets": [], "reason": "same key and value"}
 
     if record.polarity < 0:
@@ -346,10 +333,7 @@ def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecor
             new = _insert_memory(cur, ns, record, ctx, status="contested")
             for old in conflicting:
                 cur.execute("UPDATE memories SET status='contested', updated_at=?, indexed=0 WHERE id=?", (now_iso(), old["id"]))
-                cur.execute(
-                    "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
-                    (new_id(), ns, new, old["id"], "contests", f"conflicting sources {record.source} vs {old['source']}", now_iso()),
-                )
+                Ledger.add_link(cur, ns, new, old["id"], "contests", f"conflicting sources {record.source} vs {old['source']}")
             same_source = [o for o in same_key if o["source"] == record.source]
             for old in same_source:
                 _end(cur, ns, old, new, record.valid_from, "superseded", "supersedes", reason + ", same source")

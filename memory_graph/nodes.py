@@ -56,10 +56,7 @@ def _pending_messages(store: Store, ns: str, messages: list[AnyMessage]) -> list
     """Messages not yet stored as observations (matched by message id = observation ref)."""
     out = []
     refs = [m.id for m in messages if m.id]
-    seen = set()
-    if refs:
-        marks = ",".join("?" * len(refs))
-        seen = {r["ref"] for r in store.ledger.query(f"SELECT ref FROM observations WHERE namespace=? AND ref IN ({marks})", (ns, *refs))}
+    seen = {r["ref"] for r in store.ledger.query_in("SELECT ref FROM observations WHERE namespace=? AND ref IN ({marks})", ns, refs)}
     for m in messages:
         speaker = _speaker(m)
         text = _message_text(m).strip()
@@ -141,9 +138,8 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     refs = [o["ref"] for o in observations if o["ref"]]
     reprocess: list[Observation] = []
     if refs:  # the same message (same ref and text) observed again: a no-op once its memories were formed
-        marks = ",".join("?" * len(refs))
-        known = {(r["ref"], r["text"]): r for r in store.ledger.query(
-            f"SELECT * FROM observations WHERE namespace=? AND ref IN ({marks})", (ctx.user_id, *refs))}
+        known = {(r["ref"], r["text"]): r for r in store.ledger.query_in(
+            "SELECT * FROM observations WHERE namespace=? AND ref IN ({marks})", ctx.user_id, refs)}
         reprocess = [  # stored earlier but interrupted before linking: form its memories now
             Observation(**{k: known[key][k] for k in ("id", "text", "speaker", "source", "time", "session_id", "ref")})
             for key in dict.fromkeys((o["ref"], o["text"]) for o in observations)

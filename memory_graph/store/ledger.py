@@ -75,6 +75,7 @@ CREATE TABLE IF NOT EXISTS schema_votes (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
+STAT_COLUMNS = ("shown", "credited", "blamed", "unrewarded")
 MEMORY_COLUMNS = (
     "id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, valid_to, status, "
     "retention, confidence, polarity, multi, frame, tokens, created_at, updated_at"
@@ -152,6 +153,16 @@ class Ledger:
         with self._lock:
             return list(self._conn.execute(sql, params).fetchall())
 
+    def query_in(self, sql: str, namespace: str, ids: Sequence[str]) -> list[sqlite3.Row]:
+        """Run ``sql`` (parameters: namespace, then the ids; ``{marks}`` stands for the id placeholders) over
+        the distinct ``ids`` in chunks of 500 (SQLite's parameter limit) and return all rows."""
+        unique = list(dict.fromkeys(ids))
+        rows: list[sqlite3.Row] = []
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            rows.extend(self.query(sql.format(marks=",".join("?" * len(chunk))), (namespace, *chunk)))
+        return rows
+
     def vacuum(self) -> None:
         """Rewrite the database file (so erased text leaves no trace on disk) and truncate the WAL."""
         with self._lock:
@@ -166,32 +177,21 @@ class Ledger:
         return rows[0] if rows else None
 
     def memories(self, namespace: str, ids: Sequence[str]) -> dict[str, sqlite3.Row]:
-        out: dict[str, sqlite3.Row] = {}
-        ids = list(dict.fromkeys(ids))
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.query(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace=? AND id IN ({marks})", (namespace, *chunk)
-            ):
-                out[row["id"]] = row
-        return out
+        rows = self.query_in(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace=? AND id IN ({{marks}})", namespace, ids)
+        return {row["id"]: row for row in rows}
 
     def provenance(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, list[dict[str, str]]]:
         out: dict[str, list[dict[str, str]]] = {m: [] for m in memory_ids}
-        ids = list(dict.fromkeys(memory_ids))
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.query(
-                "SELECT p.memory_id, p.observation_id, p.ref, o.time FROM provenance p "
-                "JOIN observations o ON o.id = p.observation_id "
-                f"WHERE p.namespace=? AND p.memory_id IN ({marks}) ORDER BY o.time",
-                (namespace, *chunk),
-            ):
-                out[row["memory_id"]].append(
-                    {"observation_id": row["observation_id"], "ref": row["ref"] or "", "time": row["time"]}
-                )
+        for row in self.query_in(
+            "SELECT p.memory_id, p.observation_id, p.ref, o.time FROM provenance p "
+            "JOIN observations o ON o.id = p.observation_id "
+            "WHERE p.namespace=? AND p.memory_id IN ({marks}) ORDER BY o.time",
+            namespace,
+            memory_ids,
+        ):
+            out[row["memory_id"]].append(
+                {"observation_id": row["observation_id"], "ref": row["ref"] or "", "time": row["time"]}
+            )
         return out
 
     def links_of(self, namespace: str, memory_id: str) -> list[sqlite3.Row]:
@@ -202,18 +202,13 @@ class Ledger:
 
     def superseded_by(self, namespace: str, ids: Sequence[str]) -> dict[str, str]:
         """Map each id in ``ids`` to the memory that superseded or retracted it (if any)."""
-        out: dict[str, str] = {}
-        ids = list(dict.fromkeys(ids))
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.query(
-                f"SELECT src_id, dst_id FROM links WHERE namespace=? AND type IN ('supersedes','retracts') "
-                f"AND dst_id IN ({marks}) ORDER BY created_at",
-                (namespace, *chunk),
-            ):
-                out[row["dst_id"]] = row["src_id"]
-        return out
+        rows = self.query_in(
+            "SELECT src_id, dst_id FROM links WHERE namespace=? AND type IN ('supersedes','retracts') "
+            "AND dst_id IN ({marks}) ORDER BY created_at",
+            namespace,
+            ids,
+        )
+        return {row["dst_id"]: row["src_id"] for row in rows}
 
     def events_of(self, namespace: str, memory_id: str) -> list[dict[str, Any]]:
         return [
@@ -227,19 +222,13 @@ class Ledger:
     def stats(self, namespace: str, ids: Sequence[str]) -> dict[str, dict[str, dict[str, float]]]:
         """``{memory_id: {task_class: {shown, credited, blamed, unrewarded}}}``; task class '' = overall."""
         out: dict[str, dict[str, dict[str, float]]] = {}
-        ids = list(dict.fromkeys(ids))
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.query(
-                f"SELECT * FROM stats WHERE namespace=? AND memory_id IN ({marks})", (namespace, *chunk)
-            ):
-                out.setdefault(row["memory_id"], {})[row["task_class"]] = {
-                    "shown": row["shown"],
-                    "credited": row["credited"],
-                    "blamed": row["blamed"],
-                    "unrewarded": row["unrewarded"],
-                }
+        for row in self.query_in("SELECT * FROM stats WHERE namespace=? AND memory_id IN ({marks})", namespace, ids):
+            out.setdefault(row["memory_id"], {})[row["task_class"]] = {
+                "shown": row["shown"],
+                "credited": row["credited"],
+                "blamed": row["blamed"],
+                "unrewarded": row["unrewarded"],
+            }
         return out
 
     # ---- writes (callers wrap them in tx()) ------------------------------------------------------------
@@ -250,3 +239,26 @@ class Ledger:
             "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
             (namespace, memory_id, type_, json.dumps(detail, default=str), now_iso()),
         )
+
+    @staticmethod
+    def add_link(cur: sqlite3.Cursor, namespace: str, src: str, dst: str, type_: str, reason: str) -> None:
+        """Record that ``src`` supersedes / retracts / contests ``dst`` (``type_``) and why."""
+        cur.execute(
+            "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
+            (new_id(), namespace, src, dst, type_, reason, now_iso()),
+        )
+
+    @staticmethod
+    def add_stats(
+        cur: sqlite3.Cursor, namespace: str, memory_id: str, task: str | None, column: str, amount: float
+    ) -> None:
+        """Add ``amount`` to ``column`` (shown, credited, blamed or unrewarded) of the memory's overall
+        statistics and, when ``task`` is given, of its task-class statistics."""
+        if column not in STAT_COLUMNS:
+            raise ValueError(f"unknown stats column {column!r}")
+        for task_class in {"", task or ""}:
+            cur.execute(
+                f"INSERT INTO stats(namespace, memory_id, task_class, {column}) VALUES (?,?,?,?) "
+                f"ON CONFLICT(namespace, memory_id, task_class) DO UPDATE SET {column} = {column} + excluded.{column}",
+                (namespace, memory_id, task_class, amount),
+            )
