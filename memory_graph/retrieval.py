@@ -21,7 +21,7 @@ from memory_graph.config import Context
 from memory_graph.extract.rules import is_assistant
 from memory_graph.knapsack import knapsack
 from memory_graph.records import Recall, RecallItem, Status
-from memory_graph.store import Store, new_id, now_iso
+from memory_graph.store import Ledger, Store, new_id, now_iso
 from memory_graph.store.index import VectorIndex
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
@@ -116,7 +116,6 @@ def recall(
         sims = {m: s for m, s in sims.items() if rows[m]["retention"] != "archived"} or sims
     ids = list(sims)
     stats = store.ledger.stats(ns, ids) if ctx.learning else {}
-    prov = store.ledger.provenance(ns, ids)
     replaced = store.ledger.superseded_by(ns, ids)
     now = from_iso(as_of_iso) if as_of_iso else datetime.now().astimezone()
     best = max(sims.values(), default=0.0)
@@ -138,7 +137,7 @@ def recall(
             value=row["value"], scope=row["scope"], status=status, retention=row["retention"],
             valid_from=row["valid_from"], valid_to=row["valid_to"],
             superseded_by=sup_by if sup_by != "forget-request" else "forget request",
-            tokens=0, score=round(u, 4), similarity=round(sims[mid], 4), provenance=prov.get(mid, []), source=row["source"],
+            tokens=0, score=round(u, 4), similarity=round(sims[mid], 4), source=row["source"],
         )
         item.tokens = count_tokens(render_line(item), ctx.encoding) + 1
         items.append(item)
@@ -168,6 +167,10 @@ def recall(
         chosen_idx = knapsack(gains, [it.tokens for it in items], room, ctx.max_items)
     chosen_idx = sorted(chosen_idx, key=lambda i: -values[i])
     chosen = [items[i] for i in chosen_idx]
+    prov = store.ledger.provenance(ns, [it.id for it in chosen if it.kind != "observation"])  # chosen only
+    for it in chosen:
+        if it.kind != "observation":
+            it.provenance = prov.get(it.id, [])
     context = render_context(chosen, as_of_iso)
     candidates = [
         {
@@ -197,11 +200,9 @@ def _observation_candidates(
     hits = VectorIndex.search(store.index.observations, vector, ns, n, where)
     if not hits:
         return []
-    ids = [h[0] for h in hits]
-    marks = ",".join("?" * len(ids))
-    rows = {r["id"]: r for r in store.ledger.query(
-        f"SELECT o.id, o.text, o.speaker, o.source, o.time, o.ref FROM observations o WHERE o.namespace=? AND o.id IN ({marks}) "
-        "AND NOT EXISTS (SELECT 1 FROM provenance p WHERE p.observation_id = o.id)", (ns, *ids))}
+    rows = {r["id"]: r for r in store.ledger.query_in(
+        "SELECT o.id, o.text, o.speaker, o.source, o.time, o.ref FROM observations o WHERE o.namespace=? AND o.id IN ({marks}) "
+        "AND NOT EXISTS (SELECT 1 FROM provenance p WHERE p.observation_id = o.id)", ns, [h[0] for h in hits])}
     best = max([best_memory_sim] + [s for i, s in hits if i in rows])
     out = []
     for oid, sim in hits:
@@ -237,9 +238,4 @@ def _persist(store: Store, ns: str, record: Recall, task: str | None) -> None:
              json.dumps([it.id for it in record.items]), now_iso()),
         )
         for it in record.items:
-            for cls in {"", task or ""}:
-                cur.execute(
-                    "INSERT INTO stats(namespace, memory_id, task_class, shown) VALUES (?,?,?,1) "
-                    "ON CONFLICT(namespace, memory_id, task_class) DO UPDATE SET shown = shown + 1",
-                    (ns, it.id, cls),
-                )
+            Ledger.add_stats(cur, ns, it.id, task, "shown", 1)
