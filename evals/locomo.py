@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 
 from evals.common import Turn, iso, rng, shift
 from evals.judges import judge_evidence, normalize_evidence
-from evals.systems import System
+from evals.systems import System, fresh_ingest
 
 DEFAULT_BUDGET = 400
 QUICK_CONVERSATIONS = 1
@@ -151,10 +150,7 @@ def run(
         n_turns = 0
         try:
             for conv in convs:
-                system.reset()
-                t0 = time.perf_counter()
-                system.ingest(conv.turns)
-                ingest_s += time.perf_counter() - t0
+                ingest_s += fresh_ingest(system, conv.turns)
                 n_turns += len(conv.turns)
                 bar = progress(conv.questions, desc=f"locomo {name} {conv.sample_id}") if progress else conv.questions
                 for q in bar:

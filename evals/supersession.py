@@ -20,7 +20,6 @@ holds when) is the generator's, never inferred from text.
 from __future__ import annotations
 
 import re
-import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from evals.judges import (
     presented_current,
     version_of,
 )
-from evals.systems import System
+from evals.systems import System, fresh_ingest
 
 DEFAULT_BUDGET = 120  # tokens: less than a scenario holds (so retrieval must choose), several decisions
 N_ODR, N_VDR = 120, 80
@@ -445,10 +444,7 @@ def run(
         bar = progress(scenarios, desc=f"supersession {name}") if progress else scenarios
         try:
             for sc in bar:
-                system.reset()
-                t0 = time.perf_counter()
-                system.ingest(sc.turns)
-                ingest_s += time.perf_counter() - t0
+                ingest_s += fresh_ingest(system, sc.turns)
                 n_turns += len(sc.turns)
                 known = sc.refs
                 for q in sc.questions:

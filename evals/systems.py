@@ -433,6 +433,14 @@ ALL_SYSTEMS = BASELINES + tuple(MEMORY_GRAPH_VARIANTS)
 QUICK_SYSTEMS = (*BASELINES, "memory_graph")
 
 
+def fresh_ingest(system: System, turns: Sequence[Turn]) -> float:
+    """Reset ``system``, ingest ``turns`` and return the ingest wall time in seconds."""
+    system.reset()
+    t0 = time.perf_counter()
+    system.ingest(turns)
+    return time.perf_counter() - t0
+
+
 def warm_up(system: System) -> System:
     """Load models and indexes once (one throwaway message and query) so latencies exclude start-up."""
     system.reset()
