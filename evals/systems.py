@@ -341,6 +341,7 @@ class MemoryGraphSystem:
         self._generation = 0
         self._mem: Any = None
         self._formed: set[str] = set()
+        self.last_recall: Any = None
         self.reset()
 
     def reset(self) -> None:
@@ -365,6 +366,7 @@ class MemoryGraphSystem:
         started = time.perf_counter()
         r = self._mem.recall(query, budget_tokens=budget, as_of=as_of, task=task)
         latency = time.perf_counter() - started
+        self.last_recall = r  # the full Recall (candidates, similarities) for trace studies
         items = [
             RecalledItem(
                 id=str(it.id),
@@ -387,6 +389,11 @@ class MemoryGraphSystem:
             latency_s=latency,
             shows_dates=self.shows_dates,
         )
+
+    @property
+    def memory(self) -> Any:
+        """The ``memory_graph.Memory`` of the current scenario."""
+        return self._mem
 
     def feedback(self, recall_id: str | None, success: bool, used_ids: Sequence[str]) -> None:
         if recall_id is not None:
