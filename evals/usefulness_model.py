@@ -7,9 +7,10 @@ and, separately, on DEV seeds, exactly as ``memory-graph eval outcome`` does (fe
 the posteriors learn). For every item shown, the features it had *at recall time* are recorded, before that
 episode's feedback, with the label "credited": the reader used it and the answer was right.
 
-Feature groups (issue 5): static (cosine similarity, rank among the candidates, gap to the best similarity,
-recency, extraction confidence, tokens), outcome (Beta posterior mean and spread for the task class and
-overall, blame rate) and contradiction (stale = shown as not current, contested).
+Features: ``memory_graph.usefulness.FEATURES``, as the recall record kept them for each candidate — static
+(cosine similarity, rank among the candidates, gap to the best similarity, recency against the pool's newest
+candidate, extraction confidence, tokens), outcome (Beta posterior mean and spread for the task class,
+overall mean, blame rate) and contradiction (stale, contested).
 
 Models, all scikit-learn logistic regressions fitted on the TRAIN traces and scored on the DEV traces:
 ``similarity`` (similarity alone, calibrated by the regression), ``heuristic`` (the shipped transparent score,
@@ -28,52 +29,16 @@ from typing import Any
 
 import numpy as np
 
-from evals.common import DEV_SEEDS, TRAIN_SEEDS, parse_iso, parse_seeds
+from evals.common import DEV_SEEDS, TRAIN_SEEDS, parse_seeds
 from evals.judges import ReaderItem, presented_current, simulated_reader
 from evals.outcome import FAMILIES, MAX_DRAWS, item_role, make_world, reader_draws
-
-FEATURES = ("similarity", "rank", "gap", "recency", "confidence", "tokens", "help_task", "spread_task", "help_overall",
-            "blame_rate", "stale", "contested")
+from memory_graph.usefulness import FEATURES
 
 
-def _posterior(stats: dict[str, float] | None) -> tuple[float, float]:
-    from memory_graph.usefulness import Posterior
-
-    s = stats or {}
-    p = Posterior.from_stats(s.get("credited", 0.0), s.get("blamed", 0.0), s.get("unrewarded", 0.0))
-    return p.mean, p.std
-
-
-def item_features(recall: Any, info: dict[str, dict[str, Any]], now: str) -> list[list[float]]:
-    """Feature rows (len(FEATURES)) of the items ``recall`` showed; ``info`` maps id -> ``Memory.inspect``
-    (observations: absent); ``now`` is the world's latest message time (ISO), the reference for recency."""
-    sims = sorted((c["similarity"] for c in recall.candidates), reverse=True)
-    best = sims[0] if sims else 0.0
-    t_now = parse_iso(now)
-    rows = []
-    for it in recall.items:
-        meta = info.get(it.id, {})
-        stats = meta.get("stats", {})
-        task = stats.get(recall.task or "", {}) if recall.task else {}
-        overall = stats.get("overall", {})
-        help_task, spread_task = _posterior(task if task else overall)
-        help_overall, _ = _posterior(overall)
-        shown = max(1.0, float(overall.get("shown", 0.0)))
-        age = max(0.0, (t_now - parse_iso(it.valid_from)).total_seconds() / 86400)
-        rows.append([
-            it.similarity, float(sum(s > it.similarity for s in sims)), best - it.similarity, 0.5 ** (age / 180),
-            float(meta.get("confidence", 0.3)), float(it.tokens), help_task, spread_task, help_overall,
-            float(overall.get("blamed", 0.0)) / shown, float(not presented_current(_judged(it), recall.as_of)),
-            float(it.status == "contested"),
-        ])
-    return rows
-
-
-def _judged(item: Any) -> Any:
-    from evals.systems import RecalledItem
-
-    return RecalledItem(id=item.id, text=item.text, refs=(), time=item.valid_from, status=str(item.status),
-                        valid_to=item.valid_to, tokens=item.tokens, score=item.score)
+def shown_features(recall: Any) -> list[list[float]]:
+    """The ``memory_graph.usefulness.FEATURES`` rows the recall record kept for the items it showed."""
+    by_id = {c["id"]: c["features"] for c in recall.candidates}
+    return [list(by_id[it.id]) for it in recall.items]
 
 
 def traces(seeds: Sequence[int], workdir: Path, families: Sequence[str] = FAMILIES) -> dict[str, np.ndarray]:
@@ -91,20 +56,15 @@ def traces(seeds: Sequence[int], workdir: Path, families: Sequence[str] = FAMILI
                 world = make_world(seed, family)
                 system.reset()
                 system.ingest(world.turns)
-                now = max(t.time for t in world.turns)
                 for e, qi in enumerate(world.episodes):
                     q = world.queries[qi]
                     res = system.recall(q.text, world.budget, as_of=q.as_of, task=q.task)
                     recall = system.last_recall
-                    info = {}
-                    for it in recall.items:
-                        if it.kind != "observation":
-                            info[it.id] = system.memory.inspect(it.id)
                     roles = world.roles(q)
                     seen = [ReaderItem(item_role(it, roles, world, q), it.time, presented_current(it, q.as_of))
                             for it in res.items]
                     verdict = simulated_reader(seen[:MAX_DRAWS], "position", reader_draws(seed, family, e), q.as_of)
-                    rows = item_features(recall, info, now)
+                    rows = shown_features(recall)
                     for i, (row, it) in enumerate(zip(rows, recall.items, strict=True)):
                         xs.append(row)
                         ys.append(int(verdict.success and verdict.picked == i))
@@ -150,8 +110,11 @@ def study(train: dict[str, np.ndarray], dev: dict[str, np.ndarray]) -> dict[str,
         entry: dict[str, Any] = {"auc": float(roc_auc_score(dev["y"], p)), "brier": float(brier_score_loss(dev["y"], p)),
                                  "ece": expected_calibration_error(dev["y"], p), "predictions": p.tolist()}
         if name == "logistic":
-            lr = model[-1]
+            scaler, lr = model[0], model[-1]
             entry["coefficients"] = {f: round(float(c), 3) for f, c in zip(FEATURES, lr.coef_[0], strict=True)}
+            entry["constants"] = (tuple(round(float(v), 4) for v in scaler.mean_),
+                                  tuple(round(float(v), 4) for v in scaler.scale_),
+                                  tuple(round(float(v), 4) for v in lr.coef_[0]), round(float(lr.intercept_[0]), 4))
         out["models"][name] = entry
     return out
 
@@ -190,6 +153,9 @@ def table(result: dict[str, Any]) -> str:
     lines.append(f"Items shown: train {result['train_items']} (credited {result['train_positive_rate']:.3f}), "
                  f"dev {result['dev_items']} (credited {result['dev_positive_rate']:.3f}).")
     lines.append("Logistic coefficients (standardised features): " + ", ".join(f"{k} {v:+.2f}" for k, v in coef.items()))
+    if "constants" in result["models"]["logistic"]:
+        lines.append("")
+        lines.append(f"`memory_graph.usefulness.LOGISTIC` = `{result['models']['logistic']['constants']}`")
     return "\n".join(lines)
 
 

@@ -19,6 +19,7 @@ trust                       MEMORY_GRAPH_TRUST               namespace
 linking                     MEMORY_GRAPH_LINKING             1 (on)
 learning                    MEMORY_GRAPH_LEARNING            1 (on)
 selection                   MEMORY_GRAPH_SELECTION           knapsack (or topk)
+usefulness                  MEMORY_GRAPH_USEFULNESS          logistic (or heuristic)
 ==========================  ===============================  =====================
 """
 
@@ -30,6 +31,7 @@ from typing import Literal
 
 Trust = Literal["namespace", "source"]
 Selection = Literal["knapsack", "topk"]
+UsefulnessModel = Literal["heuristic", "logistic"]
 
 
 def _env(name: str, default: str) -> str:
@@ -62,6 +64,8 @@ class Context:
         linking: link new memories to what they supersede (off only for ablations).
         learning: learn usefulness from outcomes (off only for ablations).
         selection: ``knapsack`` (exact 0/1 knapsack over expected usefulness) or ``topk``.
+        usefulness: the knapsack's value: ``logistic`` (fitted on training traces; the default, measured
+            better on dev seeds) or ``heuristic`` (documented weights); see ``memory_graph.usefulness``.
     """
 
     store_path: str = field(default_factory=lambda: _env("MEMORY_GRAPH_STORE", "./.memory-graph"))
@@ -76,6 +80,7 @@ class Context:
     linking: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LINKING", True))
     learning: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LEARNING", True))
     selection: Selection = field(default_factory=lambda: _env("MEMORY_GRAPH_SELECTION", "knapsack"))  # type: ignore[arg-type,return-value]
+    usefulness: UsefulnessModel = field(default_factory=lambda: _env("MEMORY_GRAPH_USEFULNESS", "logistic"))  # type: ignore[arg-type,return-value]
 
     def __post_init__(self) -> None:
         if not str(self.user_id).strip():
@@ -88,6 +93,8 @@ class Context:
             raise ValueError(f"trust must be 'namespace' or 'source', got {self.trust!r}")
         if self.selection not in ("knapsack", "topk"):
             raise ValueError(f"selection must be 'knapsack' or 'topk', got {self.selection!r}")
+        if self.usefulness not in ("heuristic", "logistic"):
+            raise ValueError(f"usefulness must be 'heuristic' or 'logistic', got {self.usefulness!r}")
 
     def replace(self, **changes: object) -> Context:
         """Return a copy with ``changes`` applied (unknown names raise ``TypeError``)."""

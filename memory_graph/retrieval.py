@@ -4,10 +4,12 @@
    Chroma by status (current/contested) or, with ``as_of``, by validity interval (valid_from <= as_of <
    valid_to); archived memories are left out unless ``include_history``. Over-fetch: 4 x max_items, >= 40.
 2. Score: cosine relevance, Beta posterior of helpfulness, confidence, recency (``memory_graph.usefulness``).
-3. Select: exact 0/1 knapsack (``memory_graph.knapsack``) over usefulness under ``budget_tokens`` (real
-   tokens of each rendered line plus the fence) and ``max_items``; ``selection="topk"`` instead fills the
-   budget in relevance order (ablation).
-4. Render the fenced context block (DESIGN.md "Context block") and write the recall record.
+3. Select: the similarity guard keeps the most similar candidate unless task-class evidence says it does not
+   help (``_guard``); then exact 0/1 knapsack (``memory_graph.knapsack``) over usefulness fills the rest of
+   ``budget_tokens`` (real tokens of each rendered line plus the fence) and ``max_items``;
+   ``selection="topk"`` instead fills the budget in relevance order (ablation).
+4. Render the fenced context block (DESIGN.md "Context block") and write the recall record. When the budget
+   cannot hold the preamble and one line, the preamble is left out (compact block; the fence stays).
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from memory_graph.store import Ledger, Store, new_id, now_iso
 from memory_graph.store.index import VectorIndex
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
-from memory_graph.usefulness import Posterior, posterior_for, relevance, usefulness
+from memory_graph.usefulness import (
+    Posterior,
+    features,
+    learned_usefulness,
+    posterior_for,
+    relevance,
+    usefulness,
+)
 
 FENCE_OPEN = "<memory-context>"
 FENCE_CLOSE = "</memory-context>"
@@ -59,11 +68,24 @@ def render_line(item: RecallItem) -> str:
     return f"[m:{item.id}] {dates}{status}{scope} {escape(item.source)}: {escape(item.text)}"
 
 
-def render_context(items: list[RecallItem], as_of: str | None) -> str:
-    """The fenced block an LLM reads; empty memories give an explicit empty block."""
-    head = PREAMBLE + (f" as of {as_of[:10]}" if as_of else "")
+def render_context(items: list[RecallItem], as_of: str | None, compact: bool = False) -> str:
+    """The fenced block an LLM reads; empty memories give an explicit empty block.
+
+    ``compact`` leaves the preamble out (the fence stays; ``as_of`` stays as ``as of DATE:``): used only when
+    the budget cannot hold the preamble and a single line (see ``recall``).
+    """
+    if compact:
+        head = [f"as of {as_of[:10]}:"] if as_of else []
+    else:
+        head = [PREAMBLE + (f" as of {as_of[:10]}" if as_of else "")]
     lines = [render_line(i) for i in items] or ["(no relevant memories)"]
-    return "\n".join([FENCE_OPEN, head, *lines, FENCE_CLOSE])
+    return "\n".join([FENCE_OPEN, *head, *lines, FENCE_CLOSE])
+
+
+def _overhead(as_of: str | None, compact: bool, encoding: str) -> int:
+    """Tokens of the block around its lines (fence, header, newlines)."""
+    empty = "(no relevant memories)"
+    return count_tokens(render_context([], as_of, compact), encoding) - count_tokens(empty, encoding)
 
 
 def _status_filter(as_of: str | None, include_history: bool) -> dict[str, Any] | None:
@@ -122,6 +144,7 @@ def recall(
     items: list[RecallItem] = []
     values: list[float] = []
     relevances: list[float] = []
+    guard_posteriors: list[Posterior | None] = []  # task-class evidence, None = none (memories only)
     for mid in ids:
         row = rows[mid]
         rel = relevance(sims[mid], best)
@@ -130,6 +153,7 @@ def recall(
         valid_from = from_iso(row["valid_from"])
         age_days = (now - valid_from).total_seconds() / 86400 if valid_from and now else 0.0
         post = posterior_for(stats.get(mid), task)
+        guard_posteriors.append(_task_evidence(stats.get(mid), task) if ctx.learning else None)
         u = usefulness(rel, post, row["confidence"], age_days, row["status"] == "contested", ctx.learning)
         sup_by = replaced.get(mid) if row["status"] in ("superseded", "retracted") and not held_at_as_of else None
         item = RecallItem(
@@ -148,10 +172,23 @@ def recall(
         items.append(item)
         values.append(value)
         relevances.append(item.similarity)
-    overhead = count_tokens(render_context([], as_of_iso), ctx.encoding) - count_tokens("(no relevant memories)", ctx.encoding)
-    if budget < overhead + 1:
-        raise ValueError(f"budget_tokens {budget} is below the context block's own size ({overhead + 1} tokens)")
-    room = budget - overhead
+        guard_posteriors.append(None)
+    feats = _features(items, rows, stats, task)
+    if ctx.usefulness == "logistic":
+        best_all = max((it.similarity for it in items), default=0.0)
+        values = [learned_usefulness(f, relevance(it.similarity, best_all)) for f, it in zip(feats, items, strict=True)]
+        for it, v in zip(items, values, strict=True):
+            it.score = round(v, 4)
+    overhead = _overhead(as_of_iso, False, ctx.encoding)
+    cheapest = min((it.tokens for it in items), default=0)
+    compact = bool(items) and budget < overhead + cheapest and budget >= _overhead(as_of_iso, True, ctx.encoding) + cheapest
+    if compact:
+        overhead = _overhead(as_of_iso, True, ctx.encoding)
+    minimum = _overhead(as_of_iso, True, ctx.encoding) + 1
+    if budget < minimum:
+        raise ValueError(f"budget_tokens {budget} is below the context block's own size ({minimum} tokens)")
+    room = max(0, budget - overhead)
+    guarded: list[int] = []
     if ctx.selection == "topk":
         order = sorted(range(len(items)), key=lambda i: -relevances[i])
         chosen_idx: list[int] = []
@@ -164,19 +201,23 @@ def recall(
                 used += items[i].tokens
     else:
         gains = [v if v >= USEFULNESS_FLOOR else 0.0 for v in values]
-        chosen_idx = knapsack(gains, [it.tokens for it in items], room, ctx.max_items)
+        guarded = _guard(items, relevances, guard_posteriors, room)
+        left = room - sum(items[i].tokens for i in guarded)
+        rest = [i for i in range(len(items)) if i not in guarded]
+        picked = knapsack([gains[i] for i in rest], [items[i].tokens for i in rest], left, ctx.max_items - len(guarded))
+        chosen_idx = guarded + [rest[j] for j in picked]
     chosen_idx = sorted(chosen_idx, key=lambda i: -values[i])
     chosen = [items[i] for i in chosen_idx]
     prov = store.ledger.provenance(ns, [it.id for it in chosen if it.kind != "observation"])  # chosen only
     for it in chosen:
         if it.kind != "observation":
             it.provenance = prov.get(it.id, [])
-    context = render_context(chosen, as_of_iso)
+    context = render_context(chosen, as_of_iso, compact)
     candidates = [
         {
             "id": it.id, "similarity": it.similarity, "usefulness": it.score, "tokens": it.tokens,
-            "status": it.status, "chosen": i in set(chosen_idx),
-            "reason": _reason(i, set(chosen_idx), values[i], it.tokens, room),
+            "status": it.status, "chosen": i in set(chosen_idx), "features": [round(x, 4) for x in feats[i]],
+            "reason": _reason(i, set(chosen_idx), values[i], it.tokens, room, set(guarded)),
         }
         for i, it in enumerate(items)
     ]
@@ -219,7 +260,59 @@ def _observation_candidates(
     return out
 
 
-def _reason(i: int, chosen: set[int], value: float, tokens: int, room: int) -> str:
+def _features(items: list[RecallItem], rows: dict[str, Any], stats: dict[str, Any], task: str | None) -> list[list[float]]:
+    """``usefulness.FEATURES`` of every candidate (memories and raw messages), kept in the recall record."""
+    sims = sorted((it.similarity for it in items), reverse=True)
+    best = sims[0] if sims else 0.0
+    times = [to_epoch(it.valid_from, 0) for it in items]
+    newest = max(times, default=0.0)
+    out = []
+    for it, t in zip(items, times, strict=True):
+        row = rows.get(it.id) if it.kind != "observation" else None
+        out.append(features(
+            it.similarity, best, sum(s > it.similarity for s in sims), (newest - t) / 86400,
+            row["confidence"] if row is not None else OBSERVATION_CONFIDENCE, it.tokens, stats.get(it.id), task,
+            it.status in ("superseded", "retracted"), it.status == "contested",
+        ))
+    return out
+
+
+GUARD_TOP = 1
+"""How many of the most similar candidates the similarity guard keeps."""
+GUARD_EVIDENCE = 1.0
+"""Task-class evidence (credits + blames + unrewarded showings) before the posterior may overrule the guard."""
+GUARD_USELESS = 0.4
+"""A guarded candidate whose task-class posterior mean is below this, on enough evidence, is not kept."""
+
+
+def _task_evidence(stats: dict[str, dict[str, float]] | None, task: str | None) -> Posterior | None:
+    """The task class's own posterior when it has at least GUARD_EVIDENCE of evidence, else None."""
+    s = (stats or {}).get(task or "")
+    if not s or s["credited"] + s["blamed"] + s["unrewarded"] < GUARD_EVIDENCE:
+        return None
+    return Posterior.from_stats(s["credited"], s["blamed"], s["unrewarded"])
+
+
+def _guard(items: list[RecallItem], similarities: list[float], evidence: list[Posterior | None], room: int) -> list[int]:
+    """The similarity guard: the GUARD_TOP most similar candidates are kept (before the knapsack fills the rest)
+    unless evidence for this task class says they do not help (posterior mean < GUARD_USELESS on at least
+    GUARD_EVIDENCE of evidence). Without it, the knapsack trades the one best match for two middling ones
+    (their usefulness sums higher) before anything is learned. Candidates that do not fit are skipped."""
+    kept: list[int] = []
+    used = 0
+    for i in sorted(range(len(items)), key=lambda k: -similarities[k])[:GUARD_TOP]:
+        post = evidence[i]
+        if post is not None and post.mean < GUARD_USELESS:
+            continue
+        if used + items[i].tokens <= room:
+            kept.append(i)
+            used += items[i].tokens
+    return kept
+
+
+def _reason(i: int, chosen: set[int], value: float, tokens: int, room: int, guarded: set[int] | None = None) -> str:
+    if guarded and i in guarded:
+        return "chosen: similarity guard (among the most similar, no evidence against it)"
     if i in chosen:
         return "chosen: in the knapsack optimum"
     if value < USEFULNESS_FLOOR:

@@ -14,6 +14,13 @@ never chosen however helpful it was elsewhere):
 The Beta posterior starts at Beta(1, 1); a credit adds its weight to alpha, a blame to beta, and a
 showing without credit adds 0.25 to beta (exposure without reward, after ReMem's credit model).
 Retrieval frequency alone never raises usefulness.
+
+The learned alternative (``Context.usefulness="logistic"``): ``relevance * P(credited | features)``, a
+logistic model over ``FEATURES`` (static: similarity, rank, gap to the best, recency against the pool's
+newest candidate, confidence, tokens; outcome: task-class posterior mean and spread, overall mean, blame
+rate; contradiction: stale, contested), fitted with scikit-learn on traces of the outcome worlds' TRAIN seeds
+by ``python -m evals.usefulness_model`` (which prints ``LOGISTIC`` and scores it on DEV seeds against
+similarity alone and the heuristic). Every recall record keeps each candidate's features.
 """
 
 from __future__ import annotations
@@ -71,3 +78,38 @@ def usefulness(
 def relevance(similarity: float, best: float) -> float:
     """Similarity relative to the best candidate of the pool, in [0, 1] (window ``RELEVANCE_WINDOW``)."""
     return min(1.0, max(0.0, (similarity - (best - RELEVANCE_WINDOW)) / RELEVANCE_WINDOW))
+
+
+FEATURES = ("similarity", "rank", "gap", "recency", "confidence", "tokens", "help_task", "spread_task", "help_overall",
+            "blame_rate", "stale", "contested")
+# (feature means, feature scales, coefficients on standardised features, intercept), from
+# `python -m evals.usefulness_model` (train seeds 0-9 of the outcome worlds); see evals/README.md.
+LOGISTIC: tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...], float] = (
+    (0.7649, 0.4282, 0.02, 0.7693, 0.5824, 24.0695, 0.5932, 0.221, 0.5931, 0.069, 0.0, 0.0),
+    (0.1006, 1.6451, 0.0775, 0.1053, 0.193, 1.8474, 0.1992, 0.0754, 0.1991, 0.2481, 1.0, 1.0),
+    (0.7452, -0.8219, -0.2931, 0.4595, 0.082, 0.0079, 2.48, 1.7968, 0.8743, -0.7875, 0.0, 0.0),
+    0.5906,
+)
+
+
+def features(
+    similarity: float, best: float, rank: int, age_days: float, confidence: float, tokens: int,
+    stats: dict[str, dict[str, float]] | None, task: str | None, stale: bool, contested: bool,
+) -> list[float]:
+    """The ``FEATURES`` row of one candidate at recall time. ``age_days``: days before the pool's newest
+    candidate; ``stats``: the ledger statistics by task class ('' = overall), None when not learning."""
+    overall = (stats or {}).get("") or {"credited": 0.0, "blamed": 0.0, "unrewarded": 0.0, "shown": 0.0}
+    p_task = posterior_for(stats, task)
+    p_all = Posterior.from_stats(overall["credited"], overall["blamed"], overall["unrewarded"])
+    return [
+        similarity, float(rank), best - similarity, 0.5 ** (max(age_days, 0.0) / 180.0), confidence, float(tokens),
+        p_task.mean, p_task.std, p_all.mean, overall["blamed"] / max(1.0, overall.get("shown", 0.0)),
+        float(stale), float(contested),
+    ]
+
+
+def learned_usefulness(row: list[float], rel: float) -> float:
+    """``rel * P(credited | row)`` under the ``LOGISTIC`` model (relevance gates it, as in the heuristic)."""
+    mean, scale, coef, intercept = LOGISTIC
+    z = intercept + sum(c * (x - m) / (s or 1.0) for x, m, s, c in zip(row, mean, scale, coef, strict=True))
+    return rel / (1.0 + math.exp(-max(-50.0, min(50.0, z))))

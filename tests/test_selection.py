@@ -1,0 +1,79 @@
+"""Selection rules around the knapsack: the similarity guard, the compact block under tight budgets, the
+learned usefulness model and the features every recall record keeps."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_graph import Memory
+from memory_graph.config import Context
+from memory_graph.records import RecallItem
+from memory_graph.retrieval import PREAMBLE, _guard, render_context
+from memory_graph.tokens import count_tokens
+from memory_graph.usefulness import FEATURES, LOGISTIC, Posterior, features, learned_usefulness
+
+
+def _item(i: int, tokens: int = 10) -> RecallItem:
+    return RecallItem(id=f"m{i}", text="t", kind="state", subject="s", attribute="a", value="v", scope="",
+                      status="current", valid_from="2024-01-01T00:00:00Z", tokens=tokens, score=0.5,
+                      similarity=0.5, source="user")
+
+
+def test_guard_keeps_the_most_similar_without_evidence_against_it() -> None:
+    items = [_item(0), _item(1), _item(2)]
+    assert _guard(items, [0.7, 0.9, 0.8], [None, None, None], room=100) == [1]
+
+
+def test_guard_yields_to_task_class_evidence_of_uselessness() -> None:
+    items = [_item(0), _item(1)]
+    useless = Posterior.from_stats(0.0, 1.0, 0.0)  # blamed once for this task class: mean 1/3
+    assert _guard(items, [0.7, 0.9], [None, useless], room=100) == []
+    helpful = Posterior.from_stats(2.0, 0.0, 0.0)
+    assert _guard(items, [0.7, 0.9], [None, helpful], room=100) == [1]
+
+
+def test_guard_skips_a_candidate_that_does_not_fit() -> None:
+    assert _guard([_item(0, tokens=50)], [0.9], [None], room=40) == []
+
+
+def test_features_row_and_learned_usefulness_follow_the_evidence() -> None:
+    fresh = features(0.8, 0.8, 0, 0.0, 0.8, 20, None, "location", False, False)
+    assert len(fresh) == len(FEATURES) == len(LOGISTIC[0]) == len(LOGISTIC[2])
+    assert fresh[FEATURES.index("help_task")] == 0.5 and fresh[FEATURES.index("gap")] == 0.0
+    credited = {"": {"shown": 4.0, "credited": 4.0, "blamed": 0.0, "unrewarded": 0.0},
+                "location": {"shown": 4.0, "credited": 4.0, "blamed": 0.0, "unrewarded": 0.0}}
+    blamed = {"": {"shown": 4.0, "credited": 0.0, "blamed": 4.0, "unrewarded": 0.0},
+              "location": {"shown": 4.0, "credited": 0.0, "blamed": 4.0, "unrewarded": 0.0}}
+    good = features(0.8, 0.8, 0, 0.0, 0.8, 20, credited, "location", False, False)
+    bad = features(0.8, 0.8, 0, 0.0, 0.8, 20, blamed, "location", False, False)
+    assert learned_usefulness(good, 1.0) > learned_usefulness(fresh, 1.0) > learned_usefulness(bad, 1.0)
+    assert learned_usefulness(good, 0.0) == 0.0  # relevance gates the learned value too
+    assert 0.0 < learned_usefulness(fresh, 1.0) < 1.0
+
+
+def test_context_rejects_an_unknown_usefulness_model() -> None:
+    with pytest.raises(ValueError, match="usefulness"):
+        Context(usefulness="neural")  # type: ignore[arg-type]
+
+
+def test_tight_budget_drops_the_preamble_not_the_fence(mem: Memory) -> None:
+    mem.observe("I live in Lisbon.", time="2024-01-10T09:00:00")
+    roomy = mem.recall("Where does the user live?", budget_tokens=200)
+    assert PREAMBLE in roomy.context and roomy.items
+    lisbon = next(it for it in roomy.items if it.value == "Lisbon")
+    line_and_fence = count_tokens(render_context([lisbon], None, compact=True)) + 1
+    assert line_and_fence < count_tokens(render_context([lisbon], None))
+    tight = mem.recall("Where does the user live?", budget_tokens=line_and_fence)
+    assert tight.items and tight.items[0].value == "Lisbon"
+    assert PREAMBLE not in tight.context
+    assert tight.context.startswith("<memory-context>") and tight.context.endswith("</memory-context>")
+    assert tight.tokens_used <= line_and_fence
+
+
+def test_recall_record_keeps_features_and_the_guard_reason(mem: Memory) -> None:
+    mem.observe("I live in Lisbon.", time="2024-01-10T09:00:00")
+    mem.observe("My sister lives in Oslo.", time="2024-01-11T09:00:00")
+    r = mem.recall("Where does the user live?", budget_tokens=200)
+    assert all(len(c["features"]) == len(FEATURES) for c in r.candidates)
+    top = max(r.candidates, key=lambda c: c["similarity"])
+    assert top["chosen"] and top["reason"].startswith("chosen: similarity guard")
