@@ -2,7 +2,7 @@
 
     python -m evals.usefulness_model [--train 0-9] [--dev 100-104] [--out evals/results]
 
-Traces: ``memory_graph`` plays the outcome suite's worlds (all eight families, position reader) on TRAIN seeds
+Traces: ``memory_graph`` with the heuristic usefulness (the behaviour policy) plays the outcome suite's worlds (all eight families, position reader) on TRAIN seeds
 and, separately, on DEV seeds, exactly as ``memory-graph eval outcome`` does (feedback after every episode, so
 the posteriors learn). For every item shown, the features it had *at recall time* are recorded, before that
 episode's feedback, with the label "credited": the reader used it and the answer was right.
@@ -46,7 +46,7 @@ def traces(seeds: Sequence[int], workdir: Path, families: Sequence[str] = FAMILI
     one feature row (len(FEATURES)), label (1 = credited) and shipped heuristic score per item shown."""
     from evals.systems import MemoryGraphSystem
 
-    system = MemoryGraphSystem(workdir)
+    system = MemoryGraphSystem(workdir, overrides={"usefulness": "heuristic"})  # the behaviour policy of the traces
     xs: list[list[float]] = []
     ys: list[int] = []
     heur: list[float] = []
