@@ -7,12 +7,13 @@ second code path). ``inspect`` and ``forget`` read and edit the ledger directly.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memory_graph.config import Context
+from memory_graph.credit import replay_candidates
 from memory_graph.graph import build_memory_graph
 from memory_graph.records import Recall
 from memory_graph.store import Store, now_iso
@@ -126,19 +127,44 @@ class Memory:
         return Recall.model_validate(out["recall"])
 
     def feedback(
-        self, recall_id: str, success: bool, used_ids: list[str] | None = None, answer: str | None = None
+        self,
+        recall_id: str,
+        success: bool,
+        used_ids: list[str] | None = None,
+        answer: str | None = None,
+        replay: Callable[[list[str]], bool] | None = None,
     ) -> dict[str, Any]:
         """Report the outcome of the answer that used recall ``recall_id``; credits or blames its memories.
 
-        Returns: ``{"recall_id", "success", "credited": {id: weight}, "blamed": {...}, "transitions": [...]}``.
+        Args:
+            used_ids: the shown ids the answer used, when the caller knows them.
+            answer: the answer text (``[m:ID]`` citations and values named in it identify used memories).
+            replay: optional leave-one-out replay for a replayable responder: ``replay(ids)`` answers again
+                with only the shown items ``ids`` (in their order) and returns whether it still succeeds. Used
+                only after a success without ``used_ids`` whose answer is ambiguous (see
+                ``credit.replay_candidates``), at most ``credit.MAX_REPLAYS`` calls; a memory whose removal
+                loses the success is credited as used.
+
+        Returns: ``{"recall_id", "success", "credited": {id: weight}, "blamed": {...}, "transitions": [...],
+        "replays": int}``.
 
         Raises:
             KeyError: unknown recall in this namespace.
             ValueError: the recall already has an outcome, or ``used_ids`` were not shown by it.
         """
+        replays = 0
+        if replay is not None and success and not used_ids:
+            shown, ambiguous = replay_candidates(self.store, self.context, recall_id, answer)
+            needed = []
+            for mid in ambiguous:
+                replays += 1
+                if not replay([s for s in shown if s != mid]):
+                    needed.append(mid)
+            if needed:  # replay settled it: the value matches it overruled are not evidence of use
+                used_ids, answer = needed, None
         out = self._invoke({"feedback": {"recall_id": recall_id, "success": bool(success), "used_ids": used_ids or [],
                                          "answer": answer}})
-        return dict(out.get("credit") or {})
+        return {**dict(out.get("credit") or {}), "replays": replays}
 
     # ---- ledger reads and edits ---------------------------------------------------------------------
 

@@ -1,7 +1,10 @@
 """Credit assignment: turn an answer's outcome into per-memory credit or blame, and retention changes.
 
 Which memories were *used* (strongest evidence first):
-  1. ``used_ids`` given by the caller (weight 1.0),
+  1. ``used_ids`` given by the caller (weight 1.0), or found by leave-one-out replay (``Memory.feedback``
+     with ``replay``: after a success whose answer does not settle which memory it used, the caller's
+     responder is re-run without each ambiguous memory, at most ``MAX_REPLAYS`` times; a memory whose
+     removal loses the success was used),
   2. ``[m:ID]`` citations in the answer (weight 1.0),
   3. memories whose value appears verbatim in the answer or in tool-call arguments (weight 0.7).
 On success each used memory is credited with its weight (times 0.5 when the outcome was only inferred
@@ -63,6 +66,32 @@ def used_memories(
         if mid not in used and 3 <= len(value) <= 60 and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", haystack):
             used[mid] = 0.7
     return used
+
+
+MAX_REPLAYS = 2
+"""Most leave-one-out replays one feedback may run (each is one more call of the caller's responder)."""
+
+
+def replay_candidates(store: Store, ctx: Context, recall_id: str, answer: str | None) -> tuple[list[str], list[str]]:
+    """``(shown, ambiguous)`` for leave-one-out replay after a success: the recall's shown ids, and the shown
+    memories whose use the answer does not settle — several memories name the answer's value, or none does
+    and none is cited (then every shown memory). A single citation or a single value match is not ambiguous.
+    At most ``MAX_REPLAYS`` are returned, in the order shown.
+
+    Raises:
+        KeyError: no such recall in this namespace.
+    """
+    ns = ctx.user_id
+    rec = store.ledger.query("SELECT chosen FROM recalls WHERE namespace=? AND id=?", (ns, recall_id))
+    if not rec:
+        raise KeyError(f"no recall {recall_id!r} in namespace {ns!r}")
+    shown: list[str] = json.loads(rec[0]["chosen"])
+    rows = store.ledger.memories(ns, shown)
+    used = used_memories(rows, answer, None)
+    if len(used) == 1 or any(w >= 1.0 for w in used.values()):
+        return shown, []
+    ambiguous = [m for m in shown if m in used] if used else [m for m in shown if m in rows]
+    return shown, ambiguous[:MAX_REPLAYS]
 
 
 def apply_feedback(

@@ -77,3 +77,11 @@ def test_recall_record_keeps_features_and_the_guard_reason(mem: Memory) -> None:
     assert all(len(c["features"]) == len(FEATURES) for c in r.candidates)
     top = max(r.candidates, key=lambda c: c["similarity"])
     assert top["chosen"] and top["reason"].startswith("chosen: similarity guard")
+
+
+def test_ids_cost_the_same_tokens_in_a_context_line(mem: Memory) -> None:
+    from memory_graph.store.ledger import ID_TOKENS
+
+    formed = mem.observe_many([{"text": f"Person {i} lives in Town {i}.", "speaker": "user"} for i in range(30)])
+    costs = {count_tokens(f" [m:{f['id']}] ") for f in formed if f.get("id")}
+    assert costs == {ID_TOKENS}
