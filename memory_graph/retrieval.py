@@ -1,8 +1,9 @@
 """Retrieval: candidate pool -> validity/status filter -> usefulness -> exact knapsack -> context block.
 
-1. Candidates: Chroma nearest neighbours of the query among the namespace's memories, filtered *inside*
-   Chroma by status (current/contested) or, with ``as_of``, by validity interval (valid_from <= as_of <
-   valid_to); archived memories are left out unless ``include_history``. Over-fetch: 4 x max_items, >= 40.
+1. Candidates (hybrid pool): Chroma nearest neighbours of the query among the namespace's memories, filtered
+   *inside* Chroma by status (current/contested) or, with ``as_of``, by validity interval (valid_from <=
+   as_of < valid_to); plus the BM25 hits the vector search missed (``memory_graph.lexical``, same filter);
+   archived memories are left out unless ``include_history``. Over-fetch: 4 x max_items, >= 40.
 2. Score: cosine relevance, Beta posterior of helpfulness, confidence, recency (``memory_graph.usefulness``).
 3. Select: the similarity guard keeps the most similar candidate unless task-class evidence says it does not
    help (``_guard``); then exact 0/1 knapsack (``memory_graph.knapsack``) over usefulness fills the rest of
@@ -19,9 +20,12 @@ import re
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from memory_graph.config import Context
 from memory_graph.extract.rules import is_assistant
 from memory_graph.knapsack import knapsack
+from memory_graph.lexical import lexical_search
 from memory_graph.records import Recall, RecallItem, Status
 from memory_graph.store import Ledger, Store, new_id, now_iso
 from memory_graph.store.index import VectorIndex
@@ -132,6 +136,7 @@ def recall(
     vector = query_vector if query_vector is not None else store.embed([query])[0]
     pool_size = max(40, 4 * ctx.max_items)
     hits = VectorIndex.search(store.index.memories, vector, ns, pool_size, _status_filter(as_of_iso, include_history))
+    hits += _lexical_hits(store, ns, query, vector, {h[0] for h in hits}, as_of_iso, include_history)
     rows = store.ledger.memories(ns, [h[0] for h in hits])
     sims = {mid: sim for mid, sim in hits if mid in rows}
     if not include_history:
@@ -227,6 +232,27 @@ def recall(
     )
     _persist(store, ns, record, task)
     return record
+
+
+def _held(row: Any, as_of_iso: str | None, include_history: bool) -> bool:
+    """The status/validity filter of ``_status_filter``, applied to a ledger row."""
+    if as_of_iso:
+        return row["valid_from"] <= as_of_iso and (row["valid_to"] is None or row["valid_to"] > as_of_iso)
+    return include_history or row["status"] in ("current", "contested")
+
+
+def _lexical_hits(
+    store: Store, ns: str, query: str, vector: Any, seen: set[str], as_of_iso: str | None, include_history: bool
+) -> list[tuple[str, float]]:
+    """BM25 hits (``memory_graph.lexical``) the vector search missed, that pass the same status/validity
+    filter, with their cosine similarity to the query: the lexical half of the hybrid pool."""
+    extra = [m for m in lexical_search(store, ns, query) if m not in seen]
+    if not extra:
+        return []
+    rows = store.ledger.memories(ns, extra)
+    keep = [m for m in extra if m in rows and _held(rows[m], as_of_iso, include_history)]
+    vectors = VectorIndex.vectors(store.index.memories, keep)
+    return [(m, float(np.dot(vectors[m], vector))) for m in keep if m in vectors]
 
 
 def _observation_candidates(

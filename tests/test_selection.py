@@ -85,3 +85,29 @@ def test_ids_cost_the_same_tokens_in_a_context_line(mem: Memory) -> None:
     formed = mem.observe_many([{"text": f"Person {i} lives in Town {i}.", "speaker": "user"} for i in range(30)])
     costs = {count_tokens(f" [m:{f['id']}] ") for f in formed if f.get("id")}
     assert costs == {ID_TOKENS}
+
+
+def test_lexical_pool_finds_rare_words_rebuilds_and_stays_in_its_namespace(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memory_graph.lexical import lexical_search
+
+    with Memory(tmp_path / "s", user_id="ana") as ana:
+        ana.observe("Our cat is called Zorblax.", time="2024-01-10T09:00:00")
+        ana.observe("We use Kafka for events.", time="2024-01-11T09:00:00")
+        store = ana.store
+        assert [ana.inspect(m)["text"] for m in lexical_search(store, "ana", "zorblax")] == ["Our cat is called Zorblax."]
+        assert lexical_search(store, "ana", "quantum chromodynamics") == []
+        ana.observe("Zorblax has a vet visit on Friday.", time="2024-01-12T09:00:00")
+        assert len(lexical_search(store, "ana", "zorblax")) == 2  # rebuilt after a new memory
+        assert lexical_search(store, "bob", "zorblax") == []
+
+
+def test_lexical_hits_obey_status_and_as_of(mem: Memory) -> None:
+    from memory_graph.retrieval import _lexical_hits
+
+    mem.observe("I live in Lisbon.", time="2024-01-10T09:00:00")
+    mem.observe("I moved to Porto.", time="2024-06-02T09:00:00")
+    vec = mem.store.embed(["Lisbon"])[0]
+    now = _lexical_hits(mem.store, mem.context.user_id, "Lisbon", vec, set(), None, False)
+    assert now == []  # the Lisbon memory is superseded: not a candidate for a question about now
+    then = _lexical_hits(mem.store, mem.context.user_id, "Lisbon", vec, set(), "2024-03-01T00:00:00Z", False)
+    assert len(then) == 1 and 0.0 < then[0][1] <= 1.0

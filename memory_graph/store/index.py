@@ -82,6 +82,14 @@ class VectorIndex:
             offset += 5000
 
     @staticmethod
+    def vectors(collection: Any, ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored embeddings of ``ids`` (those present) -> ``{id: vector}``."""
+        if not ids:
+            return {}
+        got = collection.get(ids=ids, include=["embeddings"])
+        return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"], strict=True)}
+
+    @staticmethod
     def search(
         collection: Any, vector: np.ndarray, namespace: str, n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[str, float]]:
