@@ -116,8 +116,10 @@ class Memory:
         """
         if not isinstance(query, str) or not query.strip():
             raise ValueError("query must be a non-empty string")
-        if budget_tokens is not None and int(budget_tokens) <= 0:
-            raise ValueError(f"budget_tokens must be positive, got {budget_tokens}")
+        if budget_tokens is not None:
+            from memory_graph.retrieval import check_budget
+
+            budget_tokens = check_budget(budget_tokens)  # ValueError for NaN, inf, fractions, < 1 or huge
         if as_of is not None:
             from memory_graph.timeutil import parse_time, to_iso
 
@@ -140,7 +142,8 @@ class Memory:
             used_ids: the shown ids the answer used, when the caller knows them.
             answer: the answer text (``[m:ID]`` citations and values named in it identify used memories).
             replay: optional leave-one-out replay for a replayable responder: ``replay(ids)`` answers again
-                with only the shown items ``ids`` (in their order) and returns whether it still succeeds. Used
+                with only the shown items ``ids`` (in their order) and returns whether it still succeeds (its
+                truth value is used). Used
                 only after a success without ``used_ids`` whose answer is ambiguous (see
                 ``credit.replay_candidates``), at most ``credit.MAX_REPLAYS`` calls; a memory whose removal
                 loses the success is credited as used.
@@ -153,12 +156,12 @@ class Memory:
             ValueError: the recall already has an outcome, or ``used_ids`` were not shown by it.
         """
         replays = 0
-        if replay is not None and success and not used_ids:
+        if replay is not None and success and not used_ids and self.context.learning:
             shown, ambiguous = replay_candidates(self.store, self.context, recall_id, answer)
             needed = []
             for mid in ambiguous:
                 replays += 1
-                if not replay([s for s in shown if s != mid]):
+                if not bool(replay([s for s in shown if s != mid])):
                     needed.append(mid)
             if needed:  # replay settled it: the value matches it overruled are not evidence of use
                 used_ids, answer = needed, None

@@ -312,15 +312,20 @@ def _recall_table(recall: Recall) -> Table:
 def _explain_table(mem: Memory, recall: Recall) -> Table:
     ids = [c["id"] for c in recall.candidates]
     rows = mem.store.ledger.memories(mem.context.user_id, ids)
+    messages = {r["id"]: r for r in mem.store.ledger.query_in(
+        "SELECT id, text FROM observations WHERE namespace=? AND id IN ({marks})", mem.context.user_id,
+        [i for i in ids if i not in rows])}
     table = Table(title=f"candidates ({len(ids)}), budget {recall.budget_tokens} tokens, used {recall.tokens_used}")
     table.add_column("id", no_wrap=True)
     for col in ("similarity", "usefulness", "tokens", "status", "decision", "text"):
         table.add_column(col, overflow="fold")
     for c in sorted(recall.candidates, key=lambda c: (not c.get("chosen"), -float(c.get("usefulness") or 0))):
         row = rows.get(c["id"])
+        message = messages.get(c["id"])
+        text = row["text"] if row is not None else f"(message) {message['text']}" if message is not None else "(erased)"
         table.add_row(c["id"], f"{float(c.get('similarity', 0)):.3f}", f"{float(c.get('usefulness', 0)):.3f}",
                       str(c.get("tokens", "")), str(c.get("status", "")), escape(str(c.get("reason", ""))),
-                      escape(row["text"] if row is not None else "(erased)"))
+                      escape(text))
     return table
 
 

@@ -39,6 +39,14 @@ def _env(name: str, default: str) -> str:
     return value if value not in (None, "") else default
 
 
+def _env_int(name: str, default: int) -> int:
+    raw = _env(name, str(default))
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+
+
 def _env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     if value in (None, ""):
@@ -70,8 +78,8 @@ class Context:
 
     store_path: str = field(default_factory=lambda: _env("MEMORY_GRAPH_STORE", "./.memory-graph"))
     user_id: str = field(default_factory=lambda: _env("MEMORY_GRAPH_USER", "default"))
-    budget_tokens: int = field(default_factory=lambda: int(_env("MEMORY_GRAPH_BUDGET", "400")))
-    max_items: int = field(default_factory=lambda: int(_env("MEMORY_GRAPH_MAX_ITEMS", "12")))
+    budget_tokens: int = field(default_factory=lambda: _env_int("MEMORY_GRAPH_BUDGET", 400))
+    max_items: int = field(default_factory=lambda: _env_int("MEMORY_GRAPH_MAX_ITEMS", 12))
     model: str = field(default_factory=lambda: _env("MEMORY_GRAPH_MODEL", ""))
     base_url: str = field(default_factory=lambda: _env("OPENAI_BASE_URL", ""))
     embedding_model: str = field(default_factory=lambda: _env("MEMORY_GRAPH_EMBEDDING_MODEL", ""))
@@ -85,6 +93,13 @@ class Context:
     def __post_init__(self) -> None:
         if not str(self.user_id).strip():
             raise ValueError("user_id must be a non-empty string")
+        for name in ("budget_tokens", "max_items"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be a whole number, got {value!r}")
+        for name in ("linking", "learning"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.budget_tokens <= 0:
             raise ValueError(f"budget_tokens must be positive, got {self.budget_tokens}")
         if self.max_items <= 0:

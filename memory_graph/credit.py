@@ -80,11 +80,14 @@ def replay_candidates(store: Store, ctx: Context, recall_id: str, answer: str | 
 
     Raises:
         KeyError: no such recall in this namespace.
+        ValueError: the recall already has an outcome.
     """
     ns = ctx.user_id
-    rec = store.ledger.query("SELECT chosen FROM recalls WHERE namespace=? AND id=?", (ns, recall_id))
+    rec = store.ledger.query("SELECT chosen, outcome FROM recalls WHERE namespace=? AND id=?", (ns, recall_id))
     if not rec:
         raise KeyError(f"no recall {recall_id!r} in namespace {ns!r}")
+    if rec[0]["outcome"] is not None:
+        raise ValueError(f"recall {recall_id!r} already has an outcome ({rec[0]['outcome']})")
     shown: list[str] = json.loads(rec[0]["chosen"])
     rows = store.ledger.memories(ns, shown)
     used = used_memories(rows, answer, None)
@@ -133,11 +136,14 @@ def apply_feedback(
     transitions: list[dict[str, str]] = []
     invalidated: list[str] = []
     with store.write_lock, store.ledger.tx() as cur:
+        claimed = cur.execute("UPDATE recalls SET outcome=? WHERE namespace=? AND id=? AND outcome IS NULL",
+                              ("success" if success else "failure", ns, recall_id)).rowcount
+        if not claimed:  # another feedback won the race since the check above; the transaction rolls back
+            raise ValueError(f"recall {recall_id!r} already has an outcome")
         cur.execute(
             "INSERT INTO feedback(id, namespace, recall_id, success, used_ids, origin, created_at) VALUES (?,?,?,?,?,?,?)",
             (new_id(), ns, recall_id, int(success), json.dumps(sorted(used)), origin, now_iso()),
         )
-        cur.execute("UPDATE recalls SET outcome=? WHERE id=?", ("success" if success else "failure", recall_id))
         if not ctx.learning:
             return {"recall_id": recall_id, "success": success, "credited": {}, "blamed": {}, "transitions": []}
         for mid in shown:

@@ -48,10 +48,25 @@ OBSERVATION_CONFIDENCE = 0.3
 
 
 def escape(text: str) -> str:
-    """Make memory text inert inside the fence: one line, no angle brackets, no fake citations."""
+    """Make memory text inert inside the fence: one line, no control characters, no angle brackets, no fake
+    ``[m:``/``[o:`` citations."""
+    text = re.sub(r"[\x00-\x1f\x7f]", " ", text)
     text = re.sub(r"\s+", " ", text).strip()
     text = text.replace("<", "‹").replace(">", "›")
-    return re.sub(r"\[m:", "[m\u200b:", text)
+    return re.sub(r"\[([mo]):", "[\\1\u200b:", text)
+
+
+MAX_BUDGET = 1_000_000
+"""Largest accepted ``budget_tokens`` (far beyond any context window)."""
+
+
+def check_budget(value: Any) -> int:
+    """``value`` as a token budget in 1..MAX_BUDGET, else ValueError (also for NaN, inf, 2.5, booleans)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"budget_tokens must be a whole number of tokens, got {value!r}")
+    if int(value) != value or not 1 <= value <= MAX_BUDGET:
+        raise ValueError(f"budget_tokens must be a whole number from 1 to {MAX_BUDGET}, got {value!r}")
+    return int(value)
 
 
 def render_line(item: RecallItem) -> str:
@@ -128,9 +143,7 @@ def recall(
     """
     if not query or not query.strip():
         raise ValueError("query must be a non-empty string")
-    budget = ctx.budget_tokens if budget_tokens is None else int(budget_tokens)
-    if budget <= 0:
-        raise ValueError(f"budget_tokens must be positive, got {budget}")
+    budget = check_budget(ctx.budget_tokens if budget_tokens is None else budget_tokens)
     as_of_iso = to_iso(parse_time(as_of)) if as_of is not None and as_of != "" else None
     ns = ctx.user_id
     vector = query_vector if query_vector is not None else store.embed([query])[0]
@@ -184,33 +197,38 @@ def recall(
         values = [learned_usefulness(f, relevance(it.similarity, best_all)) for f, it in zip(feats, items, strict=True)]
         for it, v in zip(items, values, strict=True):
             it.score = round(v, 4)
-    overhead = _overhead(as_of_iso, False, ctx.encoding)
-    cheapest = min((it.tokens for it in items), default=0)
-    compact = bool(items) and budget < overhead + cheapest and budget >= _overhead(as_of_iso, True, ctx.encoding) + cheapest
-    if compact:
-        overhead = _overhead(as_of_iso, True, ctx.encoding)
-    minimum = _overhead(as_of_iso, True, ctx.encoding) + 1
+    if include_history:
+        _value_history(items, values)
+    minimum = count_tokens(render_context([], as_of_iso, compact=True), ctx.encoding)
     if budget < minimum:
         raise ValueError(f"budget_tokens {budget} is below the context block's own size ({minimum} tokens)")
-    room = max(0, budget - overhead)
-    guarded: list[int] = []
-    if ctx.selection == "topk":
-        order = sorted(range(len(items)), key=lambda i: -relevances[i])
-        chosen_idx: list[int] = []
-        used = 0
-        for i in order:
-            if len(chosen_idx) >= ctx.max_items:
-                break
-            if used + items[i].tokens <= room:
-                chosen_idx.append(i)
-                used += items[i].tokens
-    else:
+    total = sum(it.tokens for it in items)
+
+    def select(compact: bool) -> tuple[list[int], list[int], int]:
+        room = max(0, min(budget - _overhead(as_of_iso, compact, ctx.encoding), total))  # never a table larger than needed
+        if ctx.selection == "topk":
+            picked: list[int] = []
+            used = 0
+            for i in sorted(range(len(items)), key=lambda k: -relevances[k]):
+                if len(picked) < ctx.max_items and used + items[i].tokens <= room:
+                    picked.append(i)
+                    used += items[i].tokens
+            return picked, [], room
         gains = [v if v >= USEFULNESS_FLOOR else 0.0 for v in values]
-        guarded = _guard(items, relevances, guard_posteriors, room)
-        left = room - sum(items[i].tokens for i in guarded)
-        rest = [i for i in range(len(items)) if i not in guarded]
-        picked = knapsack([gains[i] for i in rest], [items[i].tokens for i in rest], left, ctx.max_items - len(guarded))
-        chosen_idx = guarded + [rest[j] for j in picked]
+        guard = _guard(items, relevances, guard_posteriors, room)
+        rest = [i for i in range(len(items)) if i not in guard]
+        left = room - sum(items[i].tokens for i in guard)
+        best = knapsack([gains[i] for i in rest], [items[i].tokens for i in rest], left, ctx.max_items - len(guard))
+        return guard + [rest[j] for j in best], guard, room
+
+    compact = False
+    chosen_idx, guarded, room = select(compact)
+    if not chosen_idx:  # the preamble leaves no room for a line: try without it (the fence stays)
+        again = select(True)
+        if again[0]:
+            compact, (chosen_idx, guarded, room) = True, again
+        else:
+            compact = count_tokens(render_context([], as_of_iso), ctx.encoding) > budget
     chosen_idx = sorted(chosen_idx, key=lambda i: -values[i])
     chosen = [items[i] for i in chosen_idx]
     prov = store.ledger.provenance(ns, [it.id for it in chosen if it.kind != "observation"])  # chosen only
@@ -232,6 +250,23 @@ def recall(
     )
     _persist(store, ns, record, task)
     return record
+
+
+def _value_history(items: list[RecallItem], values: list[float]) -> None:
+    """With ``include_history`` a replaced memory is worth (0.9 x) what its successor in the pool is worth,
+    down the chain: asked for history, the user wants the chain of what is recalled, not only what is still
+    similar enough on its own. Values are raised in place, never lowered."""
+    index = {it.id: i for i, it in enumerate(items)}
+    for _ in range(len(items)):
+        changed = False
+        for i, it in enumerate(items):
+            succ = index.get(it.superseded_by or "")
+            if succ is not None and 0.9 * values[succ] > values[i]:
+                values[i] = 0.9 * values[succ]
+                it.score = round(values[i], 4)
+                changed = True
+        if not changed:
+            break
 
 
 def _held(row: Any, as_of_iso: str | None, include_history: bool) -> bool:

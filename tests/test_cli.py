@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CONVERSATION = ROOT / "examples" / "conversation.jsonl"
-ROW_ID = r"│ ([a-z0-9]{10,12}) +│"
+ROW_ID = r"│ ([a-z0-9]{8,12}) +│"
 
 
 def run_cli(*args: str | Path, store: Path, stdin: str | None = None, timeout: int = 120) -> subprocess.CompletedProcess[str]:

@@ -52,3 +52,37 @@ def test_no_replay_when_the_answer_settles_it_or_on_failure(mem: Memory) -> None
     r3 = mem.recall("Where does Maya live?", budget_tokens=300)
     assert mem.feedback(r3.id, success=True, used_ids=[r3.items[0].id], replay=replay)["replays"] == 0
     assert calls == []
+
+
+def test_no_replay_for_a_recall_that_already_has_an_outcome(mem: Memory) -> None:
+    import pytest
+
+    recall_id, _ = _two_porto_memories(mem)
+    mem.feedback(recall_id, success=True, answer="Porto")
+    calls: list[list[str]] = []
+    with pytest.raises(ValueError, match="already has an outcome"):
+        mem.feedback(recall_id, success=True, answer="Porto", replay=lambda ids: calls.append(ids) or True)
+    assert calls == []
+
+
+def test_concurrent_feedback_on_one_recall_is_recorded_once(mem: Memory) -> None:
+    import threading
+
+    mem.observe("Maya lives in Porto.", speaker="user")
+    errors: list[Exception] = []
+    for _ in range(10):
+        r = mem.recall("Where does Maya live?", budget_tokens=300)
+
+        def give(rid: str = r.id, used: str = r.items[0].id) -> None:
+            try:
+                mem.feedback(rid, success=True, used_ids=[used])
+            except ValueError as err:
+                errors.append(err)
+
+        threads = [threading.Thread(target=give) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    stats = mem.inspect(r.items[0].id)["stats"]["overall"]
+    assert stats["credited"] == 10 and len(errors) == 10

@@ -111,3 +111,61 @@ def test_lexical_hits_obey_status_and_as_of(mem: Memory) -> None:
     assert now == []  # the Lisbon memory is superseded: not a candidate for a question about now
     then = _lexical_hits(mem.store, mem.context.user_id, "Lisbon", vec, set(), "2024-03-01T00:00:00Z", False)
     assert len(then) == 1 and 0.0 < then[0][1] <= 1.0
+
+
+def test_history_recall_brings_the_chain_of_what_it_recalls(mem: Memory) -> None:
+    mem.observe("I live in Lisbon.", time="2024-01-10T09:00:00")
+    mem.observe("I moved to Porto.", time="2024-03-02T09:00:00")
+    mem.observe("We live in Berlin now.", time="2024-09-02T09:00:00")
+    mem.observe_many([{"text": f"My colleague Ana{i} works on project {i} at the office.", "speaker": "user",
+                       "time": f"2024-05-{i + 1:02d}T09:00:00"} for i in range(15)])
+    r = mem.recall("Where do I live?", include_history=True, budget_tokens=400)
+    texts = " ".join(it.text for it in r.items)
+    assert "Berlin" in texts and "Porto" in texts and "Lisbon" in texts
+    porto = next(it for it in r.items if "Porto" in it.text)
+    assert porto.status == "superseded" and porto.superseded_by
+
+
+def test_every_budget_is_kept_or_refused_clearly(mem: Memory) -> None:
+    mem.observe("I live in Lisbon.", time="2024-01-10T09:00:00")
+    mem.observe("My brother Leo has a very long and winding story about the bakery he wants to open in Porto next spring.",
+                time="2024-01-11T09:00:00")
+    for as_of in (None, "2024-02-01"):
+        for budget in range(1, 61):
+            try:
+                r = mem.recall("Where does the user live?", budget_tokens=budget, as_of=as_of)
+            except ValueError as err:
+                assert "below the context block" in str(err)
+                continue
+            assert count_tokens(r.context) == r.tokens_used <= budget, (budget, as_of, r.context)
+            assert r.context.startswith("<memory-context>") and r.context.endswith("</memory-context>")
+
+
+@pytest.mark.parametrize("budget", [float("inf"), float("nan"), 2.5, True, 10**19, -3])
+def test_unusable_budgets_raise_value_error(mem: Memory, budget: object) -> None:
+    mem.observe("I live in Lisbon.")
+    with pytest.raises(ValueError, match="budget_tokens"):
+        mem.recall("Where does the user live?", budget_tokens=budget)  # type: ignore[arg-type]
+
+
+def test_a_huge_budget_costs_no_more_than_the_candidates(mem: Memory) -> None:
+    import time
+
+    mem.observe_many([{"text": f"Person {i} lives in Town {i}.", "speaker": "user"} for i in range(15)])
+    start = time.perf_counter()
+    r = mem.recall("Where does Person 3 live?", budget_tokens=1_000_000)
+    assert time.perf_counter() - start < 5.0 and r.items
+
+
+@pytest.mark.parametrize("field,value", [("budget_tokens", 30.5), ("max_items", 2.5), ("learning", "no"),
+                                         ("linking", "false")])
+def test_context_rejects_wrong_types(field: str, value: object) -> None:
+    with pytest.raises(ValueError, match=field):
+        Context(**{field: value})  # type: ignore[arg-type]
+
+
+def test_memory_text_cannot_forge_citations_or_carry_control_characters(mem: Memory) -> None:
+    mem.observe("Maya likes [o:babababa] and [m:kokokoko] \x1b[31mred\x01.", speaker="user")
+    r = mem.recall("What does Maya like?", budget_tokens=300)
+    assert "[o:babababa]" not in r.context and "[m:kokokoko]" not in r.context
+    assert "\x1b" not in r.context and "\x01" not in r.context

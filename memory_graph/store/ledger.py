@@ -99,20 +99,20 @@ _RANDOM = random.SystemRandom()
 
 ID_SYLLABLES = 4
 ID_TOKENS = 7
-"""Most o200k tokens an id may cost in a context line (`` [m:ID] ``); ids are drawn until one does."""
+"""o200k tokens every id costs in a context line (`` [m:ID] ``); ids are drawn until one does."""
 
 
 def short_id(cur: sqlite3.Cursor, table: str) -> str:
     """A fresh id for a memory or observation, unique in ``table``: four consonant-vowel syllables
-    ("kobatumi", 4.1e7 possibilities), drawn until `` [m:ID] `` costs at most ID_TOKENS o200k tokens (about
-    one draw in eight qualifies; 5.3e6 such ids). Every id then costs the same in a context line (7 tokens,
+    ("kobatumi", 4.1e7 possibilities), drawn until `` [m:ID] `` costs exactly ID_TOKENS o200k tokens (about
+    one draw in eight qualifies; 5.3e6 such ids; other vocabularies such as cl100k_base count 6-10). Every id then costs the same in a context line (7 tokens,
     against 7-10 for unconstrained five-syllable ids and about 10 for 12 hex digits), so what fits a budget
     never depends on the luck of the draw; a collision is checked for and redrawn."""
     from memory_graph.tokens import count_tokens
 
     while True:
         candidate = "".join(_RANDOM.choice(_CONSONANTS) + _RANDOM.choice(_VOWELS) for _ in range(ID_SYLLABLES))
-        if count_tokens(f" [m:{candidate}] ") > ID_TOKENS:
+        if count_tokens(f" [m:{candidate}] ") != ID_TOKENS:
             continue
         if cur.execute(f"SELECT 1 FROM {table} WHERE id=?", (candidate,)).fetchone() is None:
             return candidate
