@@ -435,7 +435,7 @@ MEMORY_GRAPH_VARIANTS: dict[str, dict[str, Any]] = {
     "memory_graph-nolink": {"linking": False},
     "memory_graph-nolearn": {"learning": False},
     "memory_graph-topk": {"selection": "topk"},
-    "memory_graph-heuristic": {"usefulness": "heuristic"},
+    "memory_graph-logistic": {"usefulness": "logistic"},
 }
 ALL_SYSTEMS = BASELINES + tuple(MEMORY_GRAPH_VARIANTS)
 QUICK_SYSTEMS = (*BASELINES, "memory_graph")

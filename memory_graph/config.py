@@ -19,7 +19,7 @@ trust                       MEMORY_GRAPH_TRUST               namespace
 linking                     MEMORY_GRAPH_LINKING             1 (on)
 learning                    MEMORY_GRAPH_LEARNING            1 (on)
 selection                   MEMORY_GRAPH_SELECTION           knapsack (or topk)
-usefulness                  MEMORY_GRAPH_USEFULNESS          logistic (or heuristic)
+usefulness                  MEMORY_GRAPH_USEFULNESS          heuristic (or logistic)
 ==========================  ===============================  =====================
 """
 
@@ -72,8 +72,9 @@ class Context:
         linking: link new memories to what they supersede (off only for ablations).
         learning: learn usefulness from outcomes (off only for ablations).
         selection: ``knapsack`` (exact 0/1 knapsack over expected usefulness) or ``topk``.
-        usefulness: the knapsack's value: ``logistic`` (fitted on training traces; the default, measured
-            better on dev seeds) or ``heuristic`` (documented weights); see ``memory_graph.usefulness``.
+        usefulness: the knapsack's value: ``heuristic`` (documented weights; the default) or ``logistic``
+            (fitted on training traces: better on the outcome worlds, but it leaves most of a large budget
+            unused on long conversations); see ``memory_graph.usefulness`` and docs/ARCHITECTURE.md.
     """
 
     store_path: str = field(default_factory=lambda: _env("MEMORY_GRAPH_STORE", "./.memory-graph"))
@@ -88,7 +89,7 @@ class Context:
     linking: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LINKING", True))
     learning: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LEARNING", True))
     selection: Selection = field(default_factory=lambda: _env("MEMORY_GRAPH_SELECTION", "knapsack"))  # type: ignore[arg-type,return-value]
-    usefulness: UsefulnessModel = field(default_factory=lambda: _env("MEMORY_GRAPH_USEFULNESS", "logistic"))  # type: ignore[arg-type,return-value]
+    usefulness: UsefulnessModel = field(default_factory=lambda: _env("MEMORY_GRAPH_USEFULNESS", "heuristic"))  # type: ignore[arg-type,return-value]
 
     def __post_init__(self) -> None:
         if not str(self.user_id).strip():
