@@ -2,7 +2,8 @@
 
 1. Candidates (hybrid pool): Chroma nearest neighbours of the query among the namespace's memories, filtered
    *inside* Chroma by status (current/contested) or, with ``as_of``, by validity interval (valid_from <=
-   as_of < valid_to); plus the BM25 hits the vector search missed (``memory_graph.lexical``, same filter);
+   as_of < valid_to); plus the BM25 hits the vector search missed (``memory_graph.lexical``, same filter)
+   and the same-key facts of the best candidates (each scope's value, every value of a multi-valued key);
    archived memories are left out unless ``include_history``. Over-fetch: 4 x max_items, >= 40.
 2. Score: cosine relevance, Beta posterior of helpfulness, confidence, recency (``memory_graph.usefulness``).
 3. Select: the similarity guard keeps the most similar candidate unless task-class evidence says it does not
@@ -150,6 +151,7 @@ def recall(
     pool_size = max(40, 4 * ctx.max_items)
     hits = VectorIndex.search(store.index.memories, vector, ns, pool_size, _status_filter(as_of_iso, include_history))
     hits += _lexical_hits(store, ns, query, vector, {h[0] for h in hits}, as_of_iso, include_history)
+    hits += _same_key_hits(store, ns, hits, vector, as_of_iso, include_history)
     rows = store.ledger.memories(ns, [h[0] for h in hits])
     sims = {mid: sim for mid, sim in hits if mid in rows}
     if not include_history:
@@ -288,6 +290,32 @@ def _lexical_hits(
     keep = [m for m in extra if m in rows and _held(rows[m], as_of_iso, include_history)]
     vectors = VectorIndex.vectors(store.index.memories, keep)
     return [(m, float(np.dot(vectors[m], vector))) for m in keep if m in vectors]
+
+
+SAME_KEY_TOP = 5
+"""The most similar candidates whose keys bring their other held values into the pool."""
+
+
+def _same_key_hits(
+    store: Store, ns: str, hits: list[tuple[str, float]], vector: Any, as_of_iso: str | None, include_history: bool
+) -> list[tuple[str, float]]:
+    """Same-key facts of the pool's best candidates: for the SAME_KEY_TOP most similar structured memories
+    (subject + attribute, not a free-text frame), the other memories of that key that pass the same
+    status/validity filter — each scope's current value ("the cache in staging" and "in production") and
+    every value of a multi-valued attribute — with their cosine similarity: the third part of the pool."""
+    seen = {h[0] for h in hits}
+    top = [m for m, _ in sorted(hits, key=lambda h: -h[1])[:SAME_KEY_TOP]]
+    keys = {(r["subject"], r["attribute"]) for r in store.ledger.memories(ns, top).values() if r["attribute"] != r["frame"]}
+    extra: list[str] = []
+    for subject, attribute in sorted(keys):
+        for row in store.ledger.query(
+            "SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? ORDER BY valid_from DESC LIMIT 20",
+            (ns, subject, attribute),
+        ):
+            if row["id"] not in seen and row["id"] not in extra and _held(row, as_of_iso, include_history):
+                extra.append(row["id"])
+    vectors = VectorIndex.vectors(store.index.memories, extra)
+    return [(m, float(np.dot(vectors[m], vector))) for m in extra if m in vectors]
 
 
 def _observation_candidates(

@@ -169,3 +169,19 @@ def test_memory_text_cannot_forge_citations_or_carry_control_characters(mem: Mem
     r = mem.recall("What does Maya like?", budget_tokens=300)
     assert "[o:babababa]" not in r.context and "[m:kokokoko]" not in r.context
     assert "\x1b" not in r.context and "\x01" not in r.context
+
+
+def test_same_key_facts_join_the_pool_with_their_scopes(mem: Memory) -> None:
+    from memory_graph.retrieval import _same_key_hits
+
+    mem.observe("We use Redis for the cache layer in staging.", time="2024-01-10T09:00:00")
+    mem.observe("We use Memcached for the cache layer in production.", time="2024-01-11T09:00:00")
+    ns = mem.context.user_id
+    rows = mem.store.ledger.query("SELECT id, scope FROM memories WHERE namespace=?", (ns,))
+    staging = next(r["id"] for r in rows if r["scope"] == "staging")
+    production = next(r["id"] for r in rows if r["scope"] == "production")
+    vec = mem.store.embed(["Which cache do we use?"])[0]
+    extra = _same_key_hits(mem.store, ns, [(staging, 0.9)], vec, None, False)
+    assert [m for m, _ in extra] == [production]
+    r = mem.recall("Which cache do we use?", budget_tokens=300)
+    assert {"staging", "production"} <= {it.scope for it in r.items}
