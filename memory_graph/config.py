@@ -25,6 +25,7 @@ usefulness                  MEMORY_GRAPH_USEFULNESS          heuristic (or logis
 
 from __future__ import annotations
 
+import numbers
 import os
 from dataclasses import dataclass, field, fields
 from typing import Literal
@@ -96,8 +97,9 @@ class Context:
             raise ValueError("user_id must be a non-empty string")
         for name in ("budget_tokens", "max_items"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise ValueError(f"{name} must be a whole number, got {value!r}")
+            setattr(self, name, int(value))
         for name in ("linking", "learning"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 import re
 from datetime import datetime
 from typing import Any
@@ -63,11 +64,12 @@ MAX_BUDGET = 1_000_000
 
 def check_budget(value: Any) -> int:
     """``value`` as a token budget in 1..MAX_BUDGET, else ValueError (also for NaN, inf, 2.5, booleans)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value or value in (float("inf"), float("-inf")):
         raise ValueError(f"budget_tokens must be a whole number of tokens, got {value!r}")
-    if int(value) != value or not 1 <= value <= MAX_BUDGET:
+    number = float(value)
+    if not number.is_integer() or not 1 <= number <= MAX_BUDGET:
         raise ValueError(f"budget_tokens must be a whole number from 1 to {MAX_BUDGET}, got {value!r}")
-    return int(value)
+    return int(number)
 
 
 def render_line(item: RecallItem) -> str:
