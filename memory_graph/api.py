@@ -143,10 +143,10 @@ class Memory:
             answer: the answer text (``[m:ID]`` citations and values named in it identify used memories).
             replay: optional leave-one-out replay for a replayable responder: ``replay(ids)`` answers again
                 with only the shown items ``ids`` (in their order) and returns whether it still succeeds (its
-                truth value is used). Used
-                only after a success without ``used_ids`` whose answer is ambiguous (see
-                ``credit.replay_candidates``), at most ``credit.MAX_REPLAYS`` calls; a memory whose removal
-                loses the success is credited as used.
+                truth value is used). Used only after a success without ``used_ids`` whose answer is ambiguous
+                (see ``credit.replay_candidates``), at most ``credit.MAX_REPLAYS`` calls, never when learning
+                is off; a memory whose removal loses the success is credited as used. An exception from
+                ``replay`` propagates and nothing is recorded.
 
         Returns: ``{"recall_id", "success", "credited": {id: weight}, "blamed": {...}, "transitions": [...],
         "replays": int}``.
