@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from evals.common import parse_seeds
-from evals.judges import ReaderItem, presented_current, simulated_reader
-from evals.outcome import FAMILIES, FULL_SEEDS, MAX_DRAWS, item_role, make_world, reader_draws
+from evals.judges import simulated_reader
+from evals.outcome import FAMILIES, FULL_SEEDS, MAX_DRAWS, Episode, make_world, play_world
 
 ARMS = ("told", "answer", "answer+replay")
 
@@ -45,25 +45,14 @@ def play(arm: str, seeds: Sequence[int], workdir: Path, families: Sequence[str] 
     try:
         for seed in seeds:
             for family in families:
-                world = make_world(seed, family)
-                system.reset()
-                system.ingest(world.turns)
-                for e, qi in enumerate(world.episodes):
-                    q = world.queries[qi]
-                    res = system.recall(q.text, world.budget, as_of=q.as_of, task=q.task)
-                    items = system.last_recall.items
-                    roles = world.roles(q)
-                    seen = [ReaderItem(item_role(it, roles, world, q), it.time, presented_current(it, q.as_of))
-                            for it in res.items][:MAX_DRAWS]
-                    draws = reader_draws(seed, family, e)
-                    verdict = simulated_reader(seen, "position", draws, q.as_of)
+                for ep in play_world(system, make_world(seed, family), "position"):
+                    res, verdict, items = ep.result, ep.verdict, system.last_recall.items
                     picked = items[verdict.picked] if verdict.picked is not None else None
                     answer = (picked.value or picked.text) if picked is not None else ""
 
-                    def replay(ids: list[str], seen: list[ReaderItem] = seen, draws: Any = draws,
-                               as_of: str | None = q.as_of, items: Any = items) -> bool:
-                        keep = [s for s, it in zip(seen, items, strict=False) if it.id in set(ids)]
-                        return simulated_reader(keep, "position", draws, as_of).success
+                    def replay(ids: list[str], ep: Episode = ep, items: Any = items) -> bool:
+                        keep = [s for s, it in zip(ep.seen, items, strict=True) if it.id in set(ids)]
+                        return simulated_reader(keep[:MAX_DRAWS], "position", ep.draws, ep.query.as_of).success
 
                     if arm == "told":
                         out = system.memory.feedback(res.id, verdict.success, used_ids=[picked.id] if picked else None)

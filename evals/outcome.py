@@ -22,14 +22,14 @@ only, so every system meets the same reader luck (common random numbers) and pai
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from evals.common import TEST_SEEDS, Turn, iso, parse_iso, rng, shift
-from evals.judges import READERS, ReaderDraws, ReaderItem, presented_current, simulated_reader
+from evals.judges import READERS, ReaderDraws, ReaderItem, ReaderVerdict, presented_current, simulated_reader
 from evals.report import t_interval
-from evals.systems import RecalledItem, System
+from evals.systems import RecalledItem, RecallResult, System
 
 FAMILIES = ("distractor", "long_horizon", "contradiction", "rare_critical", "useless_frequent", "budget_tight",
             "state_change", "control")
@@ -328,21 +328,44 @@ def item_role(item: RecalledItem, roles: dict[str, str], world: World, q: Query)
     return roles[named[-1]] if named else "irrelevant"
 
 
-def run_world(system: System, world: World, mode: str) -> list[dict[str, Any]]:
-    """Ingest ``world`` into a fresh ``system`` and play its episodes with reader ``mode``; one row per episode."""
+@dataclass(frozen=True)
+class Episode:
+    """One played episode: its index, query, the system's recall, what the reader saw (one ``ReaderItem``
+    per recalled item, in order), the reader's draws and its verdict."""
+
+    index: int
+    query: Query
+    result: RecallResult
+    seen: list[ReaderItem]
+    draws: ReaderDraws
+    verdict: ReaderVerdict
+
+
+def play_world(system: System, world: World, mode: str) -> Iterator[Episode]:
+    """Ingest ``world`` into a fresh ``system`` and yield its episodes read by reader ``mode``, in order.
+
+    The caller gives each episode's feedback before asking for the next one (learning happens between them).
+    """
     system.reset()
     system.ingest(world.turns)
-    prefix = f"{world.family}{world.seed}-"
-    rows = []
     for e, qi in enumerate(world.episodes):
         q = world.queries[qi]
         roles = world.roles(q)
         res = system.recall(q.text, world.budget, as_of=q.as_of, task=q.task)
-        item_roles = [item_role(it, roles, world, q) for it in res.items]
-        current = [presented_current(it, q.as_of) for it in res.items]
-        seen = [ReaderItem(role, it.time if res.shows_dates else None, cur)
-                for role, it, cur in zip(item_roles, res.items, current, strict=True)]
-        verdict = simulated_reader(seen[:MAX_DRAWS], mode, reader_draws(world.seed, world.family, e), q.as_of)
+        seen = [ReaderItem(item_role(it, roles, world, q), it.time if res.shows_dates else None,
+                           presented_current(it, q.as_of)) for it in res.items]
+        draws = reader_draws(world.seed, world.family, e)
+        yield Episode(e, q, res, seen, draws, simulated_reader(seen[:MAX_DRAWS], mode, draws, q.as_of))
+
+
+def run_world(system: System, world: World, mode: str) -> list[dict[str, Any]]:
+    """Ingest ``world`` into a fresh ``system`` and play its episodes with reader ``mode``; one row per episode."""
+    prefix = f"{world.family}{world.seed}-"
+    rows = []
+    for ep in play_world(system, world, mode):
+        e, qi, res, verdict = ep.index, world.episodes[ep.index], ep.result, ep.verdict
+        item_roles = [s.role for s in ep.seen]
+        current = [s.current for s in ep.seen]
         used = [res.items[verdict.picked].id] if verdict.picked is not None else []
         system.feedback(res.id, verdict.success, used)
         n = len(res.items)

@@ -30,8 +30,7 @@ from typing import Any
 import numpy as np
 
 from evals.common import DEV_SEEDS, TRAIN_SEEDS, parse_seeds
-from evals.judges import ReaderItem, presented_current, simulated_reader
-from evals.outcome import FAMILIES, MAX_DRAWS, item_role, make_world, reader_draws
+from evals.outcome import FAMILIES, make_world, play_world
 from memory_graph.usefulness import FEATURES
 
 
@@ -53,24 +52,14 @@ def traces(seeds: Sequence[int], workdir: Path, families: Sequence[str] = FAMILI
     try:
         for seed in seeds:
             for family in families:
-                world = make_world(seed, family)
-                system.reset()
-                system.ingest(world.turns)
-                for e, qi in enumerate(world.episodes):
-                    q = world.queries[qi]
-                    res = system.recall(q.text, world.budget, as_of=q.as_of, task=q.task)
-                    recall = system.last_recall
-                    roles = world.roles(q)
-                    seen = [ReaderItem(item_role(it, roles, world, q), it.time, presented_current(it, q.as_of))
-                            for it in res.items]
-                    verdict = simulated_reader(seen[:MAX_DRAWS], "position", reader_draws(seed, family, e), q.as_of)
-                    rows = shown_features(recall)
-                    for i, (row, it) in enumerate(zip(rows, recall.items, strict=True)):
+                for ep in play_world(system, make_world(seed, family), "position"):
+                    recall, verdict = system.last_recall, ep.verdict
+                    for i, (row, it) in enumerate(zip(shown_features(recall), recall.items, strict=True)):
                         xs.append(row)
                         ys.append(int(verdict.success and verdict.picked == i))
                         heur.append(float(it.score))
-                    used = [res.items[verdict.picked].id] if verdict.picked is not None else []
-                    system.feedback(res.id, verdict.success, used)
+                    used = [ep.result.items[verdict.picked].id] if verdict.picked is not None else []
+                    system.feedback(ep.result.id, verdict.success, used)
     finally:
         system.close()
     return {"x": np.asarray(xs, dtype=np.float64), "y": np.asarray(ys, dtype=np.int64),
