@@ -17,6 +17,7 @@ embedding_model             MEMORY_GRAPH_EMBEDDING_MODEL     "" (packaged MiniLM
 encoding                    MEMORY_GRAPH_ENCODING            o200k_base
 trust                       MEMORY_GRAPH_TRUST               namespace
 linking                     MEMORY_GRAPH_LINKING             1 (on)
+llm_linker                  MEMORY_GRAPH_LLM_LINKER          1 (on; used only with a model)
 learning                    MEMORY_GRAPH_LEARNING            1 (on)
 selection                   MEMORY_GRAPH_SELECTION           knapsack (or topk)
 usefulness                  MEMORY_GRAPH_USEFULNESS          heuristic (or logistic)
@@ -71,6 +72,8 @@ class Context:
         trust: ``namespace`` (anyone in the namespace may update a fact) or ``source``
             (a source updates only its own claims; conflicting sources contest).
         linking: link new memories to what they supersede (off only for ablations).
+        llm_linker: when a ``model`` is configured, ask it which live memories a new one replaces where the
+            rules find none (``memory_graph.llm_linker``; the rules still decide). One model call per record.
         learning: learn usefulness from outcomes (off only for ablations).
         selection: ``knapsack`` (exact 0/1 knapsack over expected usefulness) or ``topk``.
         usefulness: the knapsack's value: ``heuristic`` (documented weights; the default) or ``logistic``
@@ -88,6 +91,7 @@ class Context:
     encoding: str = field(default_factory=lambda: _env("MEMORY_GRAPH_ENCODING", "o200k_base"))
     trust: Trust = field(default_factory=lambda: _env("MEMORY_GRAPH_TRUST", "namespace"))  # type: ignore[arg-type,return-value]
     linking: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LINKING", True))
+    llm_linker: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LLM_LINKER", True))
     learning: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LEARNING", True))
     selection: Selection = field(default_factory=lambda: _env("MEMORY_GRAPH_SELECTION", "knapsack"))  # type: ignore[arg-type,return-value]
     usefulness: UsefulnessModel = field(default_factory=lambda: _env("MEMORY_GRAPH_USEFULNESS", "heuristic"))  # type: ignore[arg-type,return-value]
@@ -100,7 +104,7 @@ class Context:
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise ValueError(f"{name} must be a whole number, got {value!r}")
             setattr(self, name, int(value))
-        for name in ("linking", "learning"):
+        for name in ("linking", "llm_linker", "learning"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.budget_tokens <= 0:

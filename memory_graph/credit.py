@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_graph.config import Context
+from memory_graph.linking import end_memory, vote
 from memory_graph.store import Ledger, Store, new_id, now_iso
 
 CITATION = re.compile(r"\[m:([a-z0-9]{6,32})\]")
@@ -202,10 +203,8 @@ def _invalidate_replaced(cur: Any, ns: str, blamed: list[str]) -> list[str]:
         ).fetchone()
         if newer is None:
             continue
-        cur.execute(
-            "UPDATE memories SET status='superseded', valid_to=?, updated_at=?, indexed=0 WHERE id=?",
-            (newer["valid_from"], now_iso(), mid),
-        )
-        Ledger.add_link(cur, ns, newer["id"], mid, "supersedes", "correction after a failed answer")
+        end_memory(cur, ns, old, newer["id"], newer["valid_from"], "superseded", "supersedes", "correction after a failed answer")
+        if old["attribute"] != old["frame"]:  # a named attribute, not a free-text frame
+            vote(cur, ns, old["attribute"], "replacements")
         out.append(mid)
     return out

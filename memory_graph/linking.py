@@ -16,8 +16,8 @@ Rules (measured on the supersession suite of evals/):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from wordfreq import zipf_frequency
@@ -40,14 +40,35 @@ def normalise_value(value: str) -> str:
     return re.sub(r"\s+", " ", v).strip(" .")
 
 
-def is_multi_valued(store: Store, namespace: str, record: MemoryRecord) -> bool:
-    """True when the attribute holds several values at once (known list, the record's cue, or learned)."""
+Cardinality = Literal["single", "multi", "unknown"]
+LEARN_SINGLE_AFTER = 2
+"""Confirmed replacements (update wording, an LLM linker's proposal, a correction after a failed answer)
+after which an attribute of unknown cardinality is taken as single-valued, if nothing contradicts it."""
+
+
+def cardinality(store: Store, namespace: str, record: MemoryRecord) -> Cardinality:
+    """How many values the record's attribute holds at once, in this namespace.
+
+    - ``multi``: a known multi-valued attribute (``MULTI_VALUED``), the record's own cue ("also", "too",
+      "are"), or counter-evidence: a value was added beside a live one with such a cue (``coexist`` votes) at
+      least as often as one was replaced;
+    - ``single``: the rule extractor's attributes (each of its patterns declares its cardinality: where one
+      lives, works, "the tool for X", "my X is ..."), or learned: at least ``LEARN_SINGLE_AFTER`` confirmed
+      replacements and no counter-evidence. One observation never makes an attribute single-valued;
+    - ``unknown``: anything else (an LLM extractor's open attribute names); such a value replaces the old
+      one only with update wording or an LLM linker's proposal, otherwise both stay current.
+    """
     if record.multi or record.attribute in MULTI_VALUED:
-        return True
+        return "multi"
     rows = store.ledger.query(
         "SELECT replacements, coexist FROM schema_votes WHERE namespace=? AND attribute=?", (namespace, record.attribute)
     )
-    return bool(rows and rows[0]["coexist"] >= 2 and rows[0]["coexist"] > rows[0]["replacements"])
+    replacements, coexist = (rows[0]["replacements"], rows[0]["coexist"]) if rows else (0, 0)
+    if coexist and coexist >= replacements:
+        return "multi"
+    if record.extractor.startswith("rules") or (replacements >= LEARN_SINGLE_AFTER and not coexist):
+        return "single"
+    return "unknown"
 
 
 RETRACT_SIMILARITY = 0.55
@@ -68,7 +89,7 @@ def compatible_subjects(record: MemoryRecord) -> list[str]:
 def topic_frame(text: str) -> str:
     """The topic words of a statement: names, products, numbers (the values) and stop words removed
     (scikit-learn's English stop-word list), e.g. "We use Postgres for the billing database" -> "use billing database"."""
-    masked = re.sub(r"\b[A-Z][\w.+#-]*|\b\w*\d[\w.-]*", " ", text)
+    masked = re.sub(r"\b[A-Z][\w.+#-]*|(?<![\w'-])[\w-]*\d[\w.-]*", " ", text)
     words = [w for w in re.findall(r"[a-z][a-z'-]+", masked.lower()) if w not in ENGLISH_STOP_WORDS]
     return " ".join(words)
 
@@ -100,7 +121,7 @@ def _values(text: str) -> set[str]:
     A sentence-initial capitalised word counts only when it is not a common English word (wordfreq Zipf
     frequency below COMMON_WORD_ZIPF), so "Sorry", "Wow" or "Billing" are not values but "Kafka" is."""
     values: set[str] = set()
-    for m in re.finditer(r"(?<![\w'])(?:[A-Z][\w.+#-]*|\w*\d[\w.-]*)", text):
+    for m in re.finditer(r"(?<![\w'-])(?:[A-Z][\w.+#-]*|[\w-]*\d[\w.-]*)", text):
         token = m.group(0).rstrip(".")
         initial = m.start() == len(text) - len(text.lstrip()) or text[: m.start()].rstrip().endswith((".", ":", "!", "?"))
         plain = token[1:].islower() and token.isalpha()
@@ -120,9 +141,22 @@ def _frame_compatible(record: MemoryRecord, row: Any, subjects: list[str]) -> bo
     return not row_is_self and WE in (row["subject"], record.subject)
 
 
-def _frame_matches(
-    store: Store, ns: str, record: MemoryRecord, subjects: list[str], pending: Sequence[str] = ()
-) -> list[Any]:
+def live_neighbours(store: Store, ns: str, record: MemoryRecord, pending: Sequence[str] = (), k: int = 12) -> list[Any]:
+    """The memories ``record`` could replace, nearest first: among the ``k`` nearest by text, the live
+    (current or contested), asserted, non-event, single-valued ones in the record's scope, of a subject it
+    may update (``_frame_compatible``), dated at or before it. ``pending``: ids written earlier in the same
+    batch (not yet in the vector index)."""
+    vector = store.embed([record.text])[0]
+    hits = VectorIndex.search(store.index.memories, vector, ns, k, {"status": {"$in": list(LIVE)}, "scope": record.scope})
+    order = [h[0] for h in hits] + list(pending)
+    rows = store.ledger.memories(ns, order)
+    subjects = compatible_subjects(record)
+    return [r for r in sorted(rows.values(), key=lambda r: order.index(r["id"])) if r["status"] in LIVE and r["scope"] == record.scope and r["kind"] != "event"
+            and not r["multi"] and _frame_compatible(record, r, subjects) and r["polarity"] > 0
+            and r["valid_from"] <= record.valid_from]
+
+
+def _frame_matches(store: Store, ns: str, record: MemoryRecord, pending: Sequence[str] = ()) -> list[Any]:
     """The one live free-text memory a free-text statement updates, or none.
 
     Candidates: the nearest live, non-event, free-text memories of compatible subjects in the same scope.
@@ -134,11 +168,8 @@ def _frame_matches(
     frame = topic_frame(record.text)
     if not new_values or not frame or not _decision_like(record.subject, record.source, record.text):
         return []
-    vector = store.embed([record.text])[0]
-    hits = VectorIndex.search(store.index.memories, vector, ns, 12, {"status": {"$in": list(LIVE)}, "scope": record.scope})
-    rows = store.ledger.memories(ns, [h[0] for h in hits] + list(pending))  # pending: written in this batch, not yet indexed
-    cands = [r for r in rows.values() if r["status"] in LIVE and r["scope"] == record.scope and r["kind"] != "event"
-             and not r["multi"] and _frame_compatible(record, r, subjects) and r["polarity"] > 0 and _decision_like(r["subject"], r["source"], r["text"]) and r["valid_from"] <= record.valid_from and _values(r["text"]) not in (set(), new_values)]
+    cands = [r for r in live_neighbours(store, ns, record, pending)
+             if _decision_like(r["subject"], r["source"], r["text"]) and _values(r["text"]) not in (set(), new_values)]
     if not cands:
         return []
     frames = [topic_frame(r["text"]) for r in cands]
@@ -226,7 +257,9 @@ def _insert_memory(cur: Any, namespace: str, record: MemoryRecord, ctx: Context,
     return memory_id
 
 
-def _end(cur: Any, namespace: str, old: Any, new_id_: str, valid_to: str, status: str, type_: str, reason: str) -> None:
+def end_memory(cur: Any, namespace: str, old: Any, new_id_: str, valid_to: str, status: str, type_: str, reason: str) -> None:
+    """End memory ``old`` (a row or ``{"id": ...}``) at ``valid_to`` (ISO-8601 UTC) with ``status``, and write
+    the link ``new_id_ -> old`` of ``type_`` with ``reason`` and a status event, in the caller's transaction."""
     cur.execute(
         "UPDATE memories SET status=?, valid_to=?, updated_at=?, indexed=0 WHERE id=? AND namespace=?",
         (status, valid_to, now_iso(), old["id"], namespace),
@@ -235,7 +268,9 @@ def _end(cur: Any, namespace: str, old: Any, new_id_: str, valid_to: str, status
     Ledger.add_event(cur, namespace, old["id"], f"status:{status}", by=new_id_, reason=reason)
 
 
-def _vote(cur: Any, namespace: str, attribute: str, column: str) -> None:
+def vote(cur: Any, namespace: str, attribute: str, column: str) -> None:
+    """Count one piece of schema evidence for ``attribute``: ``column`` is ``replacements`` (a confirmed
+    replacement) or ``coexist`` (a value added beside a live one); see ``cardinality``."""
     cur.execute(
         f"INSERT INTO schema_votes(namespace, attribute, {column}) VALUES (?,?,1) "
         f"ON CONFLICT(namespace, attribute) DO UPDATE SET {column} = {column} + 1",
@@ -244,19 +279,23 @@ def _vote(cur: Any, namespace: str, attribute: str, column: str) -> None:
 
 
 def link_records(
-    store: Store, ctx: Context, records: Sequence[MemoryRecord], processed: Sequence[str] = ()
+    store: Store, ctx: Context, records: Sequence[MemoryRecord], processed: Sequence[str] = (),
+    proposals: Mapping[int, tuple[list[str], str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Write ``records`` (in time order) with their links in one transaction, marking the observations
-    ``processed`` in it too; returns one action dict per record:
+    ``processed`` in it too. ``proposals``: the LLM linker's ``{index in records: (ids, reason)}``
+    (``memory_graph.llm_linker.propose_all``), used where the rules find no predecessor. Returns one action
+    dict per record, in time order:
     ``{"action": "new"|"duplicate"|"supersede"|"retract"|"contest"|"forget", "id", "targets", "reason", "record"}``.
     """
     namespace = ctx.user_id
     actions: list[dict[str, Any]] = []
     touched: list[str] = []
     created: list[str] = []
+    proposals = proposals or {}
     with store.write_lock, store.ledger.tx() as cur:
-        for record in sorted(records, key=lambda r: r.valid_from):
-            action = _link_one(cur, store, ctx, namespace, record, created)
+        for i, record in sorted(enumerate(records), key=lambda ir: ir[1].valid_from):
+            action = _link_one(cur, store, ctx, namespace, record, created, proposals.get(i))
             action["record"] = record
             actions.append(action)
             touched.extend(action["targets"])
@@ -270,14 +309,29 @@ def link_records(
     return actions
 
 
-def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecord, pending: Sequence[str] = ()) -> dict[str, Any]:
+def _proposed(cur: Any, ns: str, proposal: tuple[list[str], str] | None) -> list[Any]:
+    """The LLM linker's proposed targets that are still live, marked with its reason."""
+    if not proposal:
+        return []
+    ids, reason = proposal
+    got = cur.execute(
+        f"SELECT * FROM memories WHERE namespace=? AND status IN (?,?) AND id IN ({','.join('?' * len(ids))}) ORDER BY valid_from",
+        (ns, *LIVE, *ids),
+    ).fetchall()
+    return [{**dict(r), "llm_reason": reason} for r in got]
+
+
+def _link_one(
+    cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecord, pending: Sequence[str] = (),
+    proposal: tuple[list[str], str] | None = None,
+) -> dict[str, Any]:
     def rows(sql: str, params: tuple[Any, ...]) -> list[Any]:
         return list(cur.execute(sql, params).fetchall())
 
     if record.forget:
         targets = _forget_targets(store, ns, record) if ctx.linking else []
         for old in targets:
-            _end(cur, ns, old, "forget-request", record.valid_from, "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
+            end_memory(cur, ns, old, "forget-request", record.valid_from, "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
         return {"action": "forget", "id": None, "targets": [t["id"] for t in targets], "reason": "forget request"}
 
     if not ctx.linking:
@@ -286,16 +340,20 @@ def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecor
     subjects = compatible_subjects(record)
     marks = ",".join("?" * len(subjects))
     free_text = record.attribute == record.frame
+    card: Cardinality = "single" if free_text else cardinality(store, ns, record)
+    asserted = record.kind != "event" and record.polarity > 0 and card != "multi"
     if free_text:
-        same_key = _frame_matches(store, ns, record, subjects, pending) if record.kind != "event" and record.polarity > 0 else []
+        same_key = _frame_matches(store, ns, record, pending) if asserted else []
     else:
         same_key = rows(
             f"SELECT * FROM memories WHERE namespace=? AND subject IN ({marks}) AND attribute=? AND scope=? "
             "AND status IN (?,?) ORDER BY valid_from",
             (ns, *subjects, record.attribute, record.scope, *LIVE),
         )
-        if not same_key and record.kind != "event" and record.polarity > 0 and not is_multi_valued(store, ns, record):
-            same_key = _frame_matches(store, ns, record, subjects, pending)  # a free-text predecessor
+        if not same_key and asserted:
+            same_key = _frame_matches(store, ns, record, pending)  # a free-text predecessor
+    if not same_key and asserted:
+        same_key = _proposed(cur, ns, proposal)
     norm = normalise_value(record.value)
     for old in same_key:
         if normalise_value(old["value"]) == norm and old["polarity"] == record.polarity:
@@ -314,16 +372,19 @@ def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecor
         new = _insert_memory(cur, ns, record, ctx)
         targets = [t for t in _retraction_targets(store, ns, record) if t["valid_from"] <= record.valid_from]
         for old in targets:
-            _end(cur, ns, old, new, record.valid_from, "retracted", "retracts", "negation / retraction wording")
+            end_memory(cur, ns, old, new, record.valid_from, "retracted", "retracts", "negation / retraction wording")
         return {"action": "retract" if targets else "new", "id": new, "targets": [t["id"] for t in targets],
                 "reason": "negation"}
 
-    if record.kind == "event" or not same_key or is_multi_valued(store, ns, record):
-        if same_key and record.kind != "event":
-            _vote(cur, ns, record.attribute, "coexist") if record.multi else None
+    llm = "llm_reason" in same_key[0] if same_key else False
+    if record.kind == "event" or not same_key or card == "multi" or (card == "unknown" and not record.update_cue and not llm):
+        if same_key and record.kind != "event" and card == "multi" and not free_text:
+            vote(cur, ns, record.attribute, "coexist")  # counter-evidence against a single-valued attribute
         return {"action": "new", "id": _insert_memory(cur, ns, record, ctx), "targets": [], "reason": ""}
 
-    if "topic_similarity" in same_key[0]:
+    if llm:
+        reason = f"LLM linker: {same_key[0]['llm_reason'] or 'no reason given'}"
+    elif "topic_similarity" in same_key[0]:
         reason = f"same frame (topic similarity {same_key[0]['topic_similarity']:.2f})" + (", update wording" if record.update_cue else "")
     else:
         reason = "same key, update wording" if record.update_cue else "same key, newer value"
@@ -336,17 +397,18 @@ def _link_one(cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecor
                 Ledger.add_link(cur, ns, new, old["id"], "contests", f"conflicting sources {record.source} vs {old['source']}")
             same_source = [o for o in same_key if o["source"] == record.source]
             for old in same_source:
-                _end(cur, ns, old, new, record.valid_from, "superseded", "supersedes", reason + ", same source")
+                end_memory(cur, ns, old, new, record.valid_from, "superseded", "supersedes", reason + ", same source")
             return {"action": "contest", "id": new, "targets": [o["id"] for o in same_key], "reason": "conflicting sources"}
 
     newer = [o for o in same_key if o["valid_from"] > record.valid_from]
     if newer:  # arrived out of order: the record is already replaced by a later one
         new = _insert_memory(cur, ns, record, ctx)
         head = newer[0]
-        _end(cur, ns, {"id": new}, head["id"], head["valid_from"], "superseded", "supersedes", "same key, later value already known")
+        end_memory(cur, ns, {"id": new}, head["id"], head["valid_from"], "superseded", "supersedes", "same key, later value already known")
         return {"action": "new", "id": new, "targets": [], "reason": "out of order"}
     new = _insert_memory(cur, ns, record, ctx)
     for old in same_key:
-        _end(cur, ns, old, new, record.valid_from, "superseded", "supersedes", reason)
-    _vote(cur, ns, record.attribute, "replacements")
+        end_memory(cur, ns, old, new, record.valid_from, "superseded", "supersedes", reason)
+    if not free_text and (record.update_cue or llm):
+        vote(cur, ns, record.attribute, "replacements")  # a confirmed replacement: evidence of a single value
     return {"action": "supersede", "id": new, "targets": [o["id"] for o in same_key], "reason": reason}

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langgraph.runtime import Runtime
 
 from memory_graph import credit as credit_mod
-from memory_graph import linking, retrieval
+from memory_graph import linking, llm_linker, retrieval
 from memory_graph.chat_model import make_chat_model
 from memory_graph.config import Context
 from memory_graph.extract import llm as llm_extractor
@@ -173,7 +173,9 @@ def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = _ctx(runtime)
     store = get_store(ctx)
     records = [MemoryRecord.model_validate(r) for r in state.extracted]
-    actions = linking.link_records(store, ctx, records, processed=state.observed)
+    model = make_chat_model(ctx.model, ctx.base_url) if ctx.model and ctx.llm_linker and ctx.linking else None
+    proposals = llm_linker.propose_all(model, store, ctx.user_id, records) if model is not None else {}
+    actions = linking.link_records(store, ctx, records, processed=state.observed, proposals=proposals)
     formed = []
     for action in actions:
         r = action.pop("record")

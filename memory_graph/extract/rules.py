@@ -101,7 +101,7 @@ CLAUSE_PATTERNS: list[Pattern] = [
     (re.compile(r"^(?:'m|am|is)\s+(?P<v>\d{1,3})(?: years old)?\s*$", re.I), "age", "state", False),
 ]
 POSSESSIVE = re.compile(
-    r"^(?P<attr>(?:new\s+|current\s+|old\s+)?[a-z][a-z -]{1,40}?)\s+(?:is|are|'s)\s+(?:now\s+|still\s+)?(?P<v>.+)$", re.I
+    r"^(?P<attr>(?:new\s+|current\s+|old\s+)?[a-z][a-z -]{1,40}?)\s+(?P<verb>is|are|'s)\s+(?:now\s+|still\s+)?(?P<v>.+)$", re.I
 )
 TOOL_USE = re.compile(
     r"^(?:now\s+|currently\s+|still\s+)?(?:use|uses|using|are using|'re using|run|runs|are running|'re running|rely on|relies on|went with|go with|chose|picked|standardi[sz]ed on)\s+"
@@ -293,7 +293,7 @@ def mask_frame(text: str, value: str) -> str:
     if value:
         frame = re.sub(re.escape(value), " X ", frame, flags=re.I)
     frame = RELATIVE_RE.sub(" ", frame)
-    frame = re.sub(r"\b\d+(?:[.,]\d+)*\b", " N ", frame)
+    frame = re.sub(r"(?<![\w'-])[\w-]*\d[\w.,-]*\b", " N ", frame)
     frame = re.sub(r"(?<!^)(?<![.!?]\s)\b[A-Z][\w-]+(?:\s+[A-Z][\w-]+)*", " X ", frame)
     frame = re.sub(r"(?:\bX\b\s*)+", "X ", frame)
     return re.sub(r"\s+", " ", frame).strip(" .!?").lower()
@@ -410,7 +410,7 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
         for v in values:
             out.append(_record(text, obs, base, text=canonical_text(resolved.subject, attribute, v, scope, polarity, statement), kind=kind, subject=resolved.subject,
                                attribute=attribute, value=v, scope=scope, polarity=polarity,
-                               multi=multi or (multi_cue and attribute in {"likes", "pets", "hobbies", "languages"}),
+                               multi=multi or (multi_cue and attribute not in {"name", "age"}),
                                frame=mask_frame(statement, v), confidence=confidence))
 
     if resolved.possessive:
@@ -419,7 +419,7 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
             attr = _normalise_attribute(m.group("attr"))
             raw_value = m.group("v")
             kind = "preference" if attr.startswith("favorite") else "state"
-            add(attr, raw_value, kind, False)
+            add(attr, raw_value, kind, m.group("verb").lower() == "are")  # "my hobbies are ..." holds several
             return out
     for pattern, attribute, kind, multi in CLAUSE_PATTERNS:
         m = pattern.match(clause)

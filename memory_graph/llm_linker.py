@@ -1,0 +1,91 @@
+"""The optional LLM linker: a chat model proposes which live memories a new statement replaces, with a
+reason, and may abstain; the fixed rules of ``memory_graph.linking`` decide.
+
+Used only when a chat model is configured (``Context.model``) and ``Context.llm_linker`` is on. For each
+asserted, non-event record the model sees the record and up to ``CANDIDATES`` live memories the rules allow
+it to replace (``linking.live_neighbours``: same scope, a subject it may update, not an event, not
+multi-valued, not newer). It answers with ``LinkProposal`` (structured output). The rules then decide:
+- a proposal is used only when the rules found no same-key predecessor themselves;
+- only ids from the offered candidates count, and only while they are still live when the record is written;
+- a multi-valued attribute is never superseded, and ``trust="source"`` still turns a conflicting source into
+  ``contested``;
+- the link's reason is ``"LLM linker: <the model's reason>"``.
+Any model failure (timeout, refusal, malformed output, unknown ids only) counts as an abstention, so the
+rules' answer stands. The model is called before the write transaction, so the store is never locked while
+it thinks; memories written earlier in the same batch are not offered to it.
+
+The published reference for the design (a 27B LLM proposing links that rules check, ODR 0.00 and 1 of 80
+valid decisions hidden) is the EvoMem-MCP study named in ``../shared/DESIGN.md``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel, Field
+
+from memory_graph.linking import live_neighbours
+from memory_graph.records import MemoryRecord
+from memory_graph.store import Store
+
+log = logging.getLogger(__name__)
+
+CANDIDATES = 6
+SYSTEM = (
+    "You maintain a memory of facts. You get a NEW statement and CANDIDATE memories, each with an id. "
+    "List in 'supersedes' the ids of the candidates that the NEW statement replaces: the same subject and the "
+    "same single-valued attribute or decision (possibly worded differently), now with a different value. "
+    "Never list a candidate about a different topic, person or scope, or a fact that can hold together with "
+    "the new one (lists, hobbies, 'also'). Give a short reason. If you are not sure, set abstain=true."
+)
+
+
+class LinkProposal(BaseModel):
+    """The model's answer: candidate ids the new statement replaces, why, or an abstention."""
+
+    supersedes: list[str] = Field(default_factory=list, description="ids of the replaced candidates")
+    reason: str = Field("", description="why, in a few words")
+    abstain: bool = Field(False, description="true when unsure")
+
+
+def _prompt(record: MemoryRecord, candidates: Sequence[Any]) -> list[tuple[str, str]]:
+    lines = [f"[{c['id']}] ({c['valid_from'][:10]}, from {c['source']}) {c['text']}" for c in candidates]
+    human = f"NEW ({record.valid_from[:10]}, from {record.source}): {record.text}\nCANDIDATES:\n" + "\n".join(lines)
+    return [("system", SYSTEM), ("human", human)]
+
+
+def propose(model: BaseChatModel, record: MemoryRecord, candidates: Sequence[Any]) -> tuple[list[str], str]:
+    """Ask ``model`` which of ``candidates`` (ledger rows) ``record`` replaces.
+
+    Returns ``(ids, reason)``: the proposed ids that are among the candidates (possibly none). Abstention and
+    any model error return ``([], "")``; errors are logged, never raised.
+    """
+    if not candidates:
+        return [], ""
+    try:
+        result = model.with_structured_output(LinkProposal).invoke(_prompt(record, candidates))
+        proposal = LinkProposal.model_validate(result)
+    except Exception as exc:  # noqa: BLE001 - any model failure is an abstention
+        log.warning("LLM linker failed, the rules decide alone: %s", exc)
+        return [], ""
+    offered = {c["id"] for c in candidates}
+    ids = [i for i in dict.fromkeys(proposal.supersedes) if i in offered]
+    if proposal.abstain or not ids:
+        return [], ""
+    return ids, proposal.reason.strip()[:200]
+
+
+def propose_all(model: BaseChatModel, store: Store, namespace: str, records: Sequence[MemoryRecord]) -> dict[int, tuple[list[str], str]]:
+    """Proposals for every asserted, non-event record that has candidates: ``{index in records: (ids, reason)}``."""
+    out: dict[int, tuple[list[str], str]] = {}
+    for i, record in enumerate(records):
+        if record.forget or record.polarity < 0 or record.kind == "event" or record.multi:
+            continue
+        candidates = live_neighbours(store, namespace, record)[:CANDIDATES]
+        ids, reason = propose(model, record, candidates)
+        if ids:
+            out[i] = (ids, reason)
+    return out
