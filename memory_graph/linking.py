@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, Literal
 
+import snowballstemmer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from wordfreq import zipf_frequency
 
@@ -75,6 +77,7 @@ RETRACT_SIMILARITY = 0.55
 # Topic-frame thresholds for free-text statements, chosen on the supersession suite's TRAIN seeds (0-99):
 FRAME_SIMILARITY = 0.55          # same topic without update wording
 FRAME_SIMILARITY_CUED = 0.42     # same topic with update wording ("switched", "now", "moved to")
+NAMED_SIMILARITY = 0.2           # update wording that names the replaced statement's value(s) ("from X to Y")
 
 
 def compatible_subjects(record: MemoryRecord) -> list[str]:
@@ -159,10 +162,11 @@ def live_neighbours(store: Store, ns: str, record: MemoryRecord, pending: Sequen
 def _frame_matches(store: Store, ns: str, record: MemoryRecord, pending: Sequence[str] = ()) -> list[Any]:
     """The one live free-text memory a free-text statement updates, or none.
 
-    Candidates: the nearest live, non-event, free-text memories of compatible subjects in the same scope.
-    The best by topic-frame similarity is chosen when it clears FRAME_SIMILARITY (FRAME_SIMILARITY_CUED with
-    update wording) and names a different value (its names/products/numbers differ). Statements that name
-    no value (chit-chat) update nothing.
+    Candidates: ``live_neighbours`` that are decision-like and name different values (names, products,
+    numbers). The best by topic-frame similarity is chosen when it clears FRAME_SIMILARITY
+    (FRAME_SIMILARITY_CUED with update wording). When a statement with update wording also names all the
+    values of some candidates ("migrated from Ping Identity to OneLogin"), only those are considered and
+    NAMED_SIMILARITY suffices. Statements that name no value (chit-chat) update nothing.
     """
     new_values = _values(record.text)
     frame = topic_frame(record.text)
@@ -172,23 +176,34 @@ def _frame_matches(store: Store, ns: str, record: MemoryRecord, pending: Sequenc
              if _decision_like(r["subject"], r["source"], r["text"]) and _values(r["text"]) not in (set(), new_values)]
     if not cands:
         return []
+    named = [r for r in cands if _values(r["text"]) < new_values] if record.update_cue else []
+    if named:  # "migrated from X to Y", "we replaced X with Y": the replaced value is named
+        cands = named
     frames = [topic_frame(r["text"]) for r in cands]
     vectors = store.embed([frame] + frames)
     sims = vectors[1:] @ vectors[0]
     best = int(sims.argmax())
-    threshold = FRAME_SIMILARITY_CUED if record.update_cue else FRAME_SIMILARITY
+    threshold = NAMED_SIMILARITY if named else FRAME_SIMILARITY_CUED if record.update_cue else FRAME_SIMILARITY
     if float(sims[best]) < threshold or not frames[best]:
         return []
     return [{**dict(cands[best]), "topic_similarity": float(sims[best])}]
 STOPWORDS = {"the", "and", "any", "more", "anymore", "longer", "about", "with", "that", "this", "have", "from", "user"}
 
 
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    return snowballstemmer.stemmer("english")
+
+
 def _content_stems(text: str) -> set[str]:
-    return {w[:5] for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3 and w not in STOPWORDS}
+    """Snowball (Porter 2) stems of the content words: "smoking" and "smoke" share "smoke"."""
+    words = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3 and w not in STOPWORDS]
+    return set(_stemmer().stemWords(words))
 
 
 def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
-    """Current memories of the record's subject that a retraction ("I stopped drinking coffee") ends.
+    """Current memories of the record's subject that a retraction ("I stopped drinking coffee") ends: in the
+    retraction's scope when it names one ("... in staging"), in any scope when it names none.
 
     A memory is a target when it is not an event and either (a) the record names a structured attribute
     (not a free-text frame) and the memory has that attribute with an overlapping value, or (b) the memory
@@ -196,10 +211,11 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
     the memory text) and shares a content word stem with it.
     """
     subjects = compatible_subjects(record)
+    scoped = " AND scope=?" if record.scope else ""
     rows = store.ledger.query(
         f"SELECT * FROM memories WHERE namespace=? AND subject IN ({','.join('?' * len(subjects))}) AND status IN (?,?) "
-        "AND kind != 'event' AND polarity > 0",
-        (namespace, *subjects, *LIVE),
+        f"AND kind != 'event' AND polarity > 0{scoped}",
+        (namespace, *subjects, *LIVE, *([record.scope] if record.scope else [])),
     )
     if not rows:
         return []
@@ -226,6 +242,13 @@ def _forget_targets(store: Store, namespace: str, record: MemoryRecord) -> list[
     """Memories a "forget my X" request covers: the retraction targets plus current memories of the same
     subject whose text is semantically about X (cosine >= FORGET_SIMILARITY to "<subject>'s X")."""
     targets = {row["id"]: row for row in _retraction_targets(store, namespace, record)}
+    if record.attribute != record.frame:  # "forget my address": every value of the named attribute
+        subjects = compatible_subjects(record)
+        for row in store.ledger.query(
+            f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status IN (?,?) AND subject IN ({','.join('?' * len(subjects))})",
+            (namespace, record.attribute, *LIVE, *subjects),
+        ):
+            targets[row["id"]] = row
     owner = "The user's" if record.subject == "user" else f"{record.subject}'s"
     vector = store.embed([f"{owner} {record.value}"])[0]
     hits = VectorIndex.search(store.index.memories, vector, namespace, 20, {"status": {"$in": list(LIVE)}})

@@ -72,6 +72,11 @@ SCOPE_RE = re.compile(
     r"eu[- ]region|us[- ]region|the eu|europe|asia|apac|emea|[a-z0-9-]+ (?:project|team|region|cluster|app|environment))\b",
     re.IGNORECASE,
 )
+LEAD_TEAM = re.compile(
+    r"^(?:the|our)\s+(?P<scope>[a-z0-9-]+ (?:team|project|squad))\s+"
+    r"(?P<rest>(?:uses|runs|relies on|is using|picked|chose|went with|switched|moved|migrated)\b.+)$",
+    re.I,
+)
 SCOPE_WORDS = r"(?:staging|production|prod|development|dev|qa|the eu region|eu region|the eu|us region)"
 VERSIONED = re.compile(r"^([A-Za-z][\w+#-]*)\s+v?\d+(?:\.\d+)*\b")
 PLAIN_USE = re.compile(
@@ -80,12 +85,14 @@ PLAIN_USE = re.compile(
 DIETS = "vegetarian|vegan|pescatarian|pescetarian|gluten-free|keto|paleo|lactose intolerant|omnivore"
 PET_WORDS = "cat|cats|dog|dogs|puppy|kitten|hamster|rabbit|bunny|parrot|bird|fish|turtle|snake|horse|guinea pig"
 
+LIST_ATTRIBUTES = {"languages", "likes", "pets", "hobbies"}
+"""Attributes whose value may be a list ("Dutch, Swahili and Korean"): one memory per member."""
 # (pattern on the clause after the subject, attribute, kind, multi, value is a list)
 Pattern = tuple[re.Pattern[str], str, str, bool]
 CLAUSE_PATTERNS: list[Pattern] = [
     (re.compile(r"^(?:'s|is|am|'m)\s+called\s+(?P<v>.+)$|^name\s+is\s+(?P<v2>.+)$", re.I), "name", "state", False),
     (re.compile(r"^(?:just\s+|recently\s+|finally\s+|have\s+|'ve\s+|has\s+)?(?:moved|relocated|moving)\s+(?:back\s+)?to\s+(?P<v>.+)$", re.I), "location", "state", False),
-    (re.compile(r"^(?:still\s+|now\s+|currently\s+)?(?:live|lives|living|am living|'m living|reside|resides|based)\s+in\s+(?P<v>.+)$", re.I), "location", "state", False),
+    (re.compile(r"^(?:still\s+|now\s+|currently\s+)?(?:live|lives|living|am living|'m living|reside|resides|based)\s+(?:in|at)\s+(?P<v>.+)$", re.I), "location", "state", False),
     (re.compile(r"^(?:'m|am|is)\s+(?:now\s+|currently\s+)?(?:based|living)\s+in\s+(?P<v>.+)$", re.I), "location", "state", False),
     (re.compile(r"^(?:still\s+|now\s+|currently\s+)?(?:work|works|working|am working|'m working)\s+(?:at|for)\s+(?P<v>.+)$", re.I), "employer", "state", False),
     (re.compile(r"^(?:just\s+|recently\s+)?(?:joined|started at|started working at|got a job at|got hired at|was hired by)\s+(?P<v>.+)$", re.I), "employer", "state", False),
@@ -94,7 +101,7 @@ CLAUSE_PATTERNS: list[Pattern] = [
     (re.compile(r"^(?:also\s+|really\s+)?(?:hate|hates|dislike|dislikes|can't stand)\s+(?P<v>.+)$", re.I), "dislikes", "preference", True),
     (re.compile(r"^(?:also\s+)?(?:speak|speaks)\s+(?P<v>.+)$", re.I), "languages", "state", True),
     (re.compile(r"^(?:also\s+)?(?:'ve\s+|have\s+)?(?:picked up|took up|taken up|started)\s+(?P<v>(?!working|at\b).+)$", re.I), "hobbies", "preference", True),
-    (re.compile(rf"^(?:'m|am|is)\s+(?:now\s+|still\s+|a\s+)?(?P<v>{DIETS})\b.*$", re.I), "diet", "state", False),
+    (re.compile(rf"^(?:'m|am|is|'ve been|have been|has been)\s+(?:now\s+|still\s+|a\s+)?(?P<v>{DIETS})\b.*$", re.I), "diet", "state", False),
     (re.compile(rf"^(?:went|am going|'m going|have gone|'ve gone)\s+back\s+to\s+being\s+(?P<v>{DIETS})\b.*$", re.I), "diet", "state", False),
     (re.compile(r"^(?:now\s+|still\s+)?(?:drive|drives)\s+(?:a|an)?\s*(?P<v>.+)$", re.I), "car", "state", False),
     (re.compile(r"^(?:'m|am|is|work as)\s+(?:now\s+)?(?:a|an)\s+(?P<v>.+)$", re.I), "role", "state", False),
@@ -152,13 +159,21 @@ PREAMBLE = re.compile(
 CLAUSE_BREAK = re.compile(r"\s*(?:,|;)\s+(?:(?:but|and|so|because)\s+)?(?=(?:I|I'm|I've|we|we're|my|our)\b)")
 
 
+LABELLED_MIN_WORDS = 4
+"""A "label: statement" sentence loses its label only when the statement has at least this many words, so
+"The message queue: NATS." and "Invoice storage: CockroachDB going forward." keep their topic."""
+
+
 def strip_preamble(sentence: str) -> str:
     """Drop leading interjections and topic labels ("Oh, and", "Work news too:") before the statement."""
     previous = None
     s = sentence.strip()
     while previous != s:
         previous = s
-        s = PREAMBLE.sub("", s, count=1).strip()
+        stripped = PREAMBLE.sub("", s, count=1).strip()
+        label = ":" in s[: len(s) - len(stripped)]
+        if not label or len(stripped.split()) >= LABELLED_MIN_WORDS:
+            s = stripped
     return s or sentence.strip()
 
 
@@ -169,10 +184,13 @@ def _segmenter() -> pysbd.Segmenter:
 
 def split_sentences(text: str) -> list[str]:
     """Split a turn into sentences (pysbd: abbreviations like "Dr." and decimals like 7.2 stay inside)
-    and first-person clauses ("I switched jobs, I now work at X")."""
+    and first-person clauses ("I switched jobs, I now work at X"); a hypothetical sentence is not split."""
     parts = [seg for line in text.strip().splitlines() for seg in _segmenter().segment(line) if seg.strip()]
     out: list[str] = []
     for part in parts:
+        if HYPOTHETICAL.search(part):  # "For this demo, I work at X": the whole sentence stays hypothetical
+            out.append(part.strip())
+            continue
         out.extend(c.strip() for c in CLAUSE_BREAK.split(part) if c and c.strip())
     return out
 
@@ -299,10 +317,15 @@ def mask_frame(text: str, value: str) -> str:
     return re.sub(r"\s+", " ", frame).strip(" .!?").lower()
 
 
+ATTRIBUTE_ALIASES = {"home": "location", "address": "location", "home address": "location"}
+"""Possessive attribute names that mean a pattern's attribute ("my home is in X" = where one lives)."""
+
+
 def _normalise_attribute(attr: str) -> str:
     attr = re.sub(r"^(?:new|current|old|former|previous|present)\s+", "", attr.strip().lower())
     attr = re.sub(r"\s+at\s+\w+$", "", attr)
-    return attr.replace("favourite", "favorite")
+    attr = attr.replace("favourite", "favorite")
+    return ATTRIBUTE_ALIASES.get(attr, attr)
 
 
 def extract(observation: Observation) -> list[MemoryRecord]:
@@ -376,6 +399,9 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
     lead_scope = re.match(rf"^(?P<scope>{SCOPE_WORDS})\s+(?:is|are|runs|run)\s+(?:still\s+|now\s+)?(?:on|running|using)\s+(?P<rest>.+)$", body, re.I)
     if lead_scope:
         scope, unscoped = _normalise_scope(lead_scope.group("scope")), "we run " + lead_scope.group("rest")
+    lead_team = LEAD_TEAM.match(body)
+    if lead_team and not scope:  # "The search team uses Rust for the backend": the team's own decision
+        scope, unscoped = _normalise_scope(lead_team.group("scope")), "we " + lead_team.group("rest")
     resolved = _resolve_subject(unscoped, speaker_subj)
     statement = _third_person_text(body, resolved.subject if resolved else speaker_subj, bool(resolved and resolved.first_person))
     if resolved is None:
@@ -397,16 +423,16 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
     multi_cue = bool(MULTI_CUE.search(text))
     out: list[MemoryRecord] = []
 
-    def add(attribute: str, value: str, kind: str, multi: bool, confidence: float = 0.8) -> None:
-        value = clean_value(value)
+    def add(attribute: str, raw: str, kind: str, multi: bool, confidence: float = 0.8) -> None:
+        value = clean_value(raw)
         if not value:
             return
         versioned = VERSIONED.match(value)
         if versioned and (attribute.startswith("tool for") or attribute == "tools"):
             attribute, multi = f"{versioned.group(1).lower()} version", False
         values = [value]
-        if attribute in {"languages", "likes", "pets", "hobbies"}:
-            values = [v.strip() for v in re.split(r",\s*|\s+and\s+|\s+or\s+", value) if v.strip()]
+        if attribute in LIST_ATTRIBUTES:  # "Dutch, Swahili and Korean": split before a comma ends the value
+            values = [v for v in (clean_value(p) for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+", raw)) if v]
         for v in values:
             out.append(_record(text, obs, base, text=canonical_text(resolved.subject, attribute, v, scope, polarity, statement), kind=kind, subject=resolved.subject,
                                attribute=attribute, value=v, scope=scope, polarity=polarity,
@@ -417,7 +443,7 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
         m = POSSESSIVE.match(clause)
         if m:
             attr = _normalise_attribute(m.group("attr"))
-            raw_value = m.group("v")
+            raw_value = re.sub(r"^(?:in|at)\s+", "", m.group("v")) if attr == "location" else m.group("v")
             kind = "preference" if attr.startswith("favorite") else "state"
             add(attr, raw_value, kind, m.group("verb").lower() == "are")  # "my hobbies are ..." holds several
             return out
@@ -446,7 +472,7 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
         add("tools", m.group("v"), "state", True)
         if out:
             return out
-    if len(text.split()) < 4:
+    if len(text.split()) < 4 and polarity > 0:  # a short retraction ("I quit smoking.") still counts
         return []
     kind = "event" if RELATIVE_RE.search(text) or NARRATIVE.search(clause) else "note"
     frame = mask_frame(statement, "")
