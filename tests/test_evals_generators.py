@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from evals.common import epoch
 from evals.locomo import load_conversation
 from evals.outcome import FAMILIES, make_world
@@ -141,3 +143,13 @@ def test_locomo_loader_handles_quirks(tmp_path) -> None:
     assert "[shares a photo: a photo of a dog]" in c.turns[1].text
     assert [q.evidence for q in c.questions] == [("D2:1", "D1:1"), ("D1:2",)]
     assert c.skipped_questions == 1 and c.dropped_evidence == 2
+
+
+def test_paraphrase_study_reports_and_refuses_test_seeds(capsys: pytest.CaptureFixture[str]) -> None:
+    from evals import paraphrase_study
+
+    paraphrase_study.main(["--seed", "0", "--scenarios", "3"])
+    out = capsys.readouterr().out
+    assert "paraphrase: best is true predecessor" in out and "| text >= 0.5 |" in out
+    with pytest.raises(SystemExit):
+        paraphrase_study.main(["--seed", "1000"])
