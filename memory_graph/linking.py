@@ -2,11 +2,16 @@
 a retraction, or a contested claim, and write the result to the ledger in one transaction.
 
 Rules (measured on the supersession suite of evals/):
-- same subject + attribute + scope, single-valued attribute, different value -> the newer supersedes the
+- same subject + attribute + scope, single-valued attribute (``cardinality``: declared by the rule
+  extractor, or learned from confirmed replacements), different value -> the newer supersedes the
   older (old: ``valid_to`` = new ``valid_from``, status ``superseded``, link with the reason). Records that
   arrive out of time order are linked the other way round.
 - same subject + attribute + scope + value -> duplicate: provenance merged (corroboration), nothing dropped.
+- free-text statements: the nearest decision-like statement of the same topic frame (``_frame_matches``),
+  or the one whose value an update names ("migrated from X to Y").
 - multi-valued attributes (pets, likes, languages, hobbies, or "also"/"too") never supersede each other.
+- with a chat model, the LLM linker's proposals (``memory_graph.llm_linker``) are used where these rules
+  find no predecessor, under the same scope, subject and cardinality rules.
 - negation ("I no longer eat fish", "we stopped using Kafka") retracts the matching current memories.
 - "forget my X" retracts the current memories about X (a soft forget; hard erase is ``forget(hard=True)``).
 - events (things that happened) are never superseded.
@@ -151,10 +156,10 @@ def live_neighbours(store: Store, ns: str, record: MemoryRecord, pending: Sequen
     batch (not yet in the vector index)."""
     vector = store.embed([record.text])[0]
     hits = VectorIndex.search(store.index.memories, vector, ns, k, {"status": {"$in": list(LIVE)}, "scope": record.scope})
-    order = [h[0] for h in hits] + list(pending)
-    rows = store.ledger.memories(ns, order)
+    rank = {mid: i for i, mid in enumerate(dict.fromkeys([h[0] for h in hits] + list(pending)))}
+    rows = store.ledger.memories(ns, list(rank))
     subjects = compatible_subjects(record)
-    return [r for r in sorted(rows.values(), key=lambda r: order.index(r["id"])) if r["status"] in LIVE and r["scope"] == record.scope and r["kind"] != "event"
+    return [r for r in sorted(rows.values(), key=lambda r: rank[r["id"]]) if r["status"] in LIVE and r["scope"] == record.scope and r["kind"] != "event"
             and not r["multi"] and _frame_compatible(record, r, subjects) and r["polarity"] > 0
             and r["valid_from"] <= record.valid_from]
 
