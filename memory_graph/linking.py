@@ -60,22 +60,25 @@ def cardinality(store: Store, namespace: str, record: MemoryRecord) -> Cardinali
       "are"), or counter-evidence: a value was added beside a live one with such a cue (``coexist`` votes) at
       least as often as one was replaced;
     - ``single``: the rule extractor's attributes (each of its patterns declares its cardinality: where one
-      lives, works, "the tool for X", "my X is ..."), or learned: at least ``LEARN_SINGLE_AFTER`` confirmed
-      replacements and no counter-evidence. One observation never makes an attribute single-valued;
+      lives, works, "the tool for X", "my X is ..."; votes never change a declared attribute), or learned: at
+      least ``LEARN_SINGLE_AFTER`` confirmed replacements and no counter-evidence;
     - ``unknown``: anything else (an LLM extractor's open attribute names); such a value replaces the old
       one only with update wording or an LLM linker's proposal, otherwise both stay current.
     """
     if record.multi or record.attribute in MULTI_VALUED:
         return "multi"
-    rows = store.ledger.query(
-        "SELECT replacements, coexist FROM schema_votes WHERE namespace=? AND attribute=?", (namespace, record.attribute)
-    )
+    if record.extractor.startswith("rules"):
+        return "single"
+    return learned_cardinality(store, namespace, record.attribute)
+
+
+def learned_cardinality(store: Store, namespace: str, attribute: str) -> Cardinality:
+    """What the namespace's schema votes say about an undeclared ``attribute`` (see ``cardinality``)."""
+    rows = store.ledger.query("SELECT replacements, coexist FROM schema_votes WHERE namespace=? AND attribute=?", (namespace, attribute))
     replacements, coexist = (rows[0]["replacements"], rows[0]["coexist"]) if rows else (0, 0)
     if coexist and coexist >= replacements:
         return "multi"
-    if record.extractor.startswith("rules") or (replacements >= LEARN_SINGLE_AFTER and not coexist):
-        return "single"
-    return "unknown"
+    return "single" if replacements >= LEARN_SINGLE_AFTER and not coexist else "unknown"
 
 
 RETRACT_SIMILARITY = 0.55
@@ -337,8 +340,9 @@ def link_records(
     return actions
 
 
-def _proposed(cur: Any, ns: str, proposal: tuple[list[str], str] | None) -> list[Any]:
-    """The LLM linker's proposed targets that are still live, marked with its reason."""
+def _proposed(cur: Any, store: Store, ns: str, proposal: tuple[list[str], str] | None) -> list[Any]:
+    """The LLM linker's proposed targets that are still live and single-valued, marked with its reason; when it
+    names memories of several attributes, only those of the first (one fact replaces one slot)."""
     if not proposal:
         return []
     ids, reason = proposal
@@ -346,7 +350,9 @@ def _proposed(cur: Any, ns: str, proposal: tuple[list[str], str] | None) -> list
         f"SELECT * FROM memories WHERE namespace=? AND status IN (?,?) AND id IN ({','.join('?' * len(ids))}) ORDER BY valid_from",
         (ns, *LIVE, *ids),
     ).fetchall()
-    return [{**dict(r), "llm_reason": reason} for r in got]
+    single = [r for r in got if not r["multi"] and r["attribute"] not in MULTI_VALUED
+              and (r["attribute"] == r["frame"] or learned_cardinality(store, ns, r["attribute"]) != "multi")]
+    return [{**dict(r), "llm_reason": reason} for r in single if r["attribute"] == single[0]["attribute"]]
 
 
 def _link_one(
@@ -368,7 +374,7 @@ def _link_one(
     subjects = compatible_subjects(record)
     marks = ",".join("?" * len(subjects))
     free_text = record.attribute == record.frame
-    card: Cardinality = "single" if free_text else cardinality(store, ns, record)
+    card: Cardinality = ("multi" if record.multi else "single") if free_text else cardinality(store, ns, record)
     asserted = record.kind != "event" and record.polarity > 0 and card != "multi"
     if free_text:
         same_key = _frame_matches(store, ns, record, pending) if asserted else []
@@ -381,7 +387,7 @@ def _link_one(
         if not same_key and asserted:
             same_key = _frame_matches(store, ns, record, pending)  # a free-text predecessor
     if not same_key and asserted:
-        same_key = _proposed(cur, ns, proposal)
+        same_key = _proposed(cur, store, ns, proposal)
     norm = normalise_value(record.value)
     for old in same_key:
         if normalise_value(old["value"]) == norm and old["polarity"] == record.polarity:

@@ -3,12 +3,12 @@ reason, and may abstain; the fixed rules of ``memory_graph.linking`` decide.
 
 Used only when a chat model is configured (``Context.model``) and ``Context.llm_linker`` is on. For each
 asserted, non-event record the model sees the record and up to ``CANDIDATES`` live memories the rules allow
-it to replace (``linking.live_neighbours``: same scope, a subject it may update, not an event, not
-multi-valued, not newer). It answers with ``LinkProposal`` (structured output). The rules then decide:
+it to replace (``linking.live_neighbours`` of the record's own compatible subjects: same scope, not an
+event, not multi-valued, not newer). It answers with ``LinkProposal`` (structured output). The rules then decide:
 - a proposal is used only when the rules found no same-key predecessor themselves;
 - only ids from the offered candidates count, and only while they are still live when the record is written;
-- a multi-valued attribute is never superseded, and ``trust="source"`` still turns a conflicting source into
-  ``contested``;
+- a multi-valued attribute (the record's or the candidate's) is never superseded; one record replaces one
+  attribute (the first proposed); ``trust="source"`` still turns a conflicting source into ``contested``;
 - the link's reason is ``"LLM linker: <the model's reason>"``.
 Any model failure (timeout, refusal, malformed output, unknown ids only) counts as an abstention, so the
 rules' answer stands. The model is called before the write transaction, so the store is never locked while
@@ -27,7 +27,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from memory_graph.linking import live_neighbours
+from memory_graph.linking import compatible_subjects, live_neighbours
 from memory_graph.records import MemoryRecord
 from memory_graph.store import Store
 
@@ -84,7 +84,8 @@ def propose_all(model: BaseChatModel, store: Store, namespace: str, records: Seq
     for i, record in enumerate(records):
         if record.forget or record.polarity < 0 or record.kind == "event" or record.multi:
             continue
-        candidates = live_neighbours(store, namespace, record)[:CANDIDATES]
+        subjects = compatible_subjects(record)
+        candidates = [c for c in live_neighbours(store, namespace, record) if c["subject"] in subjects][:CANDIDATES]
         ids, reason = propose(model, record, candidates)
         if ids:
             out[i] = (ids, reason)

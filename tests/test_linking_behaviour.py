@@ -498,3 +498,47 @@ def test_hard_forget_of_a_superseded_value_leaves_the_current_one(mem: Memory) -
     r = mem.recall("Where did the user live?", include_history=True, budget_tokens=BUDGET)
     assert "Ljubljana" not in r.context
     assert [it.value for it in r.items if it.attribute == "location"] == ["Zagreb"]
+
+
+# ---- regressions found by the breaker (2026-11-29) ---------------------------------------------------------
+
+
+def test_leading_scope_phrase_keeps_a_retraction_in_its_scope(mem: Memory) -> None:
+    prod = only(mem.observe("We use Kafka for events in production.", time=at(1)))
+    staging = only(mem.observe("We use Kafka for events in staging.", time=at(2)))
+    out = only(mem.observe("In staging, we no longer use Kafka.", time=at(3)))
+    assert out["action"] == "retract" and out["targets"] == [staging["id"]]
+    assert status_of(mem, prod["id"]) == "current"
+
+
+def test_a_third_partys_too_does_not_make_the_users_location_multi_valued(mem: Memory) -> None:
+    mem.observe("My brother Leo lives in Paris.", time=at(1))
+    mem.observe("Leo lives in Lyon too.", time=at(2))
+    berlin = only(mem.observe("I live in Berlin.", time=at(3)))
+    rome = only(mem.observe("I moved to Rome.", time=at(4)))
+    assert rome["action"] == "supersede" and berlin["id"] in rome["targets"]
+
+
+@pytest.mark.parametrize("update", ["I now work at Globex, both remote and onsite.", "I work at Globex now, my sister does too."])
+def test_an_incidental_both_or_too_does_not_block_an_update(mem: Memory, update: str) -> None:
+    old = only(mem.observe("I work at Initech.", time=at(1)))
+    new = mem.observe(update, time=at(2))[0]
+    assert new["action"] == "supersede" and new["targets"] == [old["id"]]
+
+
+@pytest.mark.parametrize(("old_text", "addition"), [
+    ("Billing runs on Postgres.", "Billing also runs on Redis."),
+    ("We use Kafka for events.", "We also use NATS for events."),
+])
+def test_an_also_statement_adds_and_never_replaces(mem: Memory, old_text: str, addition: str) -> None:
+    old = only(mem.observe(old_text, time=at(1)))
+    new = only(mem.observe(addition, time=at(2)))
+    assert new["action"] == "new" and status_of(mem, old["id"]) == "current"
+
+
+def test_home_small_talk_is_not_a_move_and_list_stops_at_a_clause(mem: Memory) -> None:
+    berlin = only(mem.observe("I live in Berlin.", time=at(1)))
+    assert only(mem.observe("My home is a mess right now.", time=at(2)))["attribute"] != "location"
+    assert status_of(mem, berlin["id"]) == "current"
+    likes = mem.observe("I like hiking, but not running.", time=at(3))
+    assert [a["value"] for a in likes] == ["hiking"]

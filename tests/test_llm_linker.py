@@ -36,6 +36,8 @@ FACTS: dict[str, list[dict[str, Any]]] = {
     "I switched my editor to Helix.": [fact("editor", "Helix", "The user's editor is Helix.", update=True)],
     "I switched my editor to Zed.": [fact("editor", "Zed", "The user's editor is Zed.", update=True)],
     "My editor is Nano.": [fact("editor", "Nano", "The user's editor is Nano.")],
+    "I know Rust.": [fact("skills", "Rust", "The user knows Rust.")],
+    "I am an expert in Go.": [fact("expertise", "Go", "The user is an expert in Go.")],
     "I also use Kakoune as an editor.": [fact("editor", "Kakoune", "The user also uses Kakoune.", multi=True)],
 }
 
@@ -156,3 +158,10 @@ def test_counter_evidence_blocks_a_learned_single_value(mem: Memory) -> None:
     assert kak["action"] == "new"  # "also": added beside the live value, a vote against single-valued
     nano = mem.observe("My editor is Nano.", time="2024-04-01T00:00:00")[0]
     assert nano["action"] == "new" and status(mem, kak["id"]) == "current"
+
+
+def test_a_proposed_multi_valued_candidate_is_never_superseded(mem: Memory, scripted: Scripted) -> None:
+    rust = mem.observe("I know Rust.", time="2024-01-01T00:00:00")[0]["id"]  # skills: multi-valued by name
+    scripted.linker = lambda new, cands: {"supersedes": [i for i, _ in cands], "reason": "greedy", "abstain": False}
+    go = mem.observe("I am an expert in Go.", time="2024-02-01T00:00:00")[0]
+    assert go["action"] == "new" and status(mem, rust) == "current"

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from itertools import takewhile
 
 import pysbd
 from wordfreq import zipf_frequency
@@ -86,7 +87,10 @@ DIETS = "vegetarian|vegan|pescatarian|pescetarian|gluten-free|keto|paleo|lactose
 PET_WORDS = "cat|cats|dog|dogs|puppy|kitten|hamster|rabbit|bunny|parrot|bird|fish|turtle|snake|horse|guinea pig"
 
 LIST_ATTRIBUTES = {"languages", "likes", "pets", "hobbies"}
-"""Attributes whose value may be a list ("Dutch, Swahili and Korean"): one memory per member."""
+"""Attributes whose value may be a list ("Dutch, Swahili and Korean"): one memory per member, up to
+MAX_LIST_MEMBERS; the list ends at a clause word ("I like hiking, but not running")."""
+MAX_LIST_MEMBERS = 20
+CLAUSE_WORD = re.compile(r"(?:but|which|since|because|so|where|who|though|although|while)\b", re.I)
 # (pattern on the clause after the subject, attribute, kind, multi, value is a list)
 Pattern = tuple[re.Pattern[str], str, str, bool]
 CLAUSE_PATTERNS: list[Pattern] = [
@@ -159,6 +163,7 @@ PREAMBLE = re.compile(
 CLAUSE_BREAK = re.compile(r"\s*(?:,|;)\s+(?:(?:but|and|so|because)\s+)?(?=(?:I|I'm|I've|we|we're|my|our)\b)")
 
 
+LEAD_CLAUSE_WORDS = 3
 LABELLED_MIN_WORDS = 4
 """A "label: statement" sentence loses its label only when the statement has at least this many words, so
 "The message queue: NATS." and "Invoice storage: CockroachDB going forward." keep their topic."""
@@ -184,14 +189,16 @@ def _segmenter() -> pysbd.Segmenter:
 
 def split_sentences(text: str) -> list[str]:
     """Split a turn into sentences (pysbd: abbreviations like "Dr." and decimals like 7.2 stay inside)
-    and first-person clauses ("I switched jobs, I now work at X"); a hypothetical sentence is not split."""
+    and first-person clauses ("I switched jobs, I now work at X"). A first clause that is a hypothetical cue
+    ("For this demo, I work at X") or a short phrase ("In staging, we ...") stays with the next one."""
     parts = [seg for line in text.strip().splitlines() for seg in _segmenter().segment(line) if seg.strip()]
     out: list[str] = []
     for part in parts:
-        if HYPOTHETICAL.search(part):  # "For this demo, I work at X": the whole sentence stays hypothetical
-            out.append(part.strip())
-            continue
-        out.extend(c.strip() for c in CLAUSE_BREAK.split(part) if c and c.strip())
+        clauses = [c.strip() for c in CLAUSE_BREAK.split(part) if c and c.strip()]
+        if len(clauses) > 1 and (HYPOTHETICAL.search(clauses[0]) or len(clauses[0].split()) <= LEAD_CLAUSE_WORDS):
+            # "For this demo, I work at X" stays hypothetical; "In staging, we ..." keeps its scope
+            clauses[:2] = [f"{clauses[0].rstrip(',;')} {clauses[1]}"]
+        out.extend(clauses)
     return out
 
 
@@ -317,8 +324,9 @@ def mask_frame(text: str, value: str) -> str:
     return re.sub(r"\s+", " ", frame).strip(" .!?").lower()
 
 
-ATTRIBUTE_ALIASES = {"home": "location", "address": "location", "home address": "location"}
-"""Possessive attribute names that mean a pattern's attribute ("my home is in X" = where one lives)."""
+ATTRIBUTE_ALIASES = {"address": "location", "home address": "location"}
+"""Possessive attribute names that mean a pattern's attribute ("my address is X" = where one lives; "my home
+is in/at X" too, handled where the value is read, so "my home is a mess" stays about the home)."""
 
 
 def _normalise_attribute(attr: str) -> str:
@@ -409,7 +417,8 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
             return []
         kind = "event" if RELATIVE_RE.search(text) or NARRATIVE.search(text) else "note"
         return [_record(text, obs, base, text=statement, kind=kind, subject=WE, attribute=mask_frame(body, ""),
-                        value=body, scope=scope, frame=mask_frame(body, ""), confidence=0.5)]
+                        value=body, scope=scope, frame=mask_frame(body, ""), confidence=0.5,
+                        multi=bool(MULTI_CUE.search(text)))]  # "Billing also runs on Redis" adds, never replaces
     if not scope:
         scope, clause = _scope(resolved.clause)
     else:
@@ -432,18 +441,23 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
             attribute, multi = f"{versioned.group(1).lower()} version", False
         values = [value]
         if attribute in LIST_ATTRIBUTES:  # "Dutch, Swahili and Korean": split before a comma ends the value
-            values = [v for v in (clean_value(p) for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+", raw)) if v]
+            members = re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+", raw)
+            members = list(takewhile(lambda p: not CLAUSE_WORD.match(p.strip()), members))[:MAX_LIST_MEMBERS]
+            values = [v for v in (clean_value(p) for p in members) if v]
         for v in values:
             out.append(_record(text, obs, base, text=canonical_text(resolved.subject, attribute, v, scope, polarity, statement), kind=kind, subject=resolved.subject,
                                attribute=attribute, value=v, scope=scope, polarity=polarity,
-                               multi=multi or (multi_cue and attribute not in {"name", "age"}),
+                               multi=multi or (multi_cue and (attribute in LIST_ATTRIBUTES or attribute.startswith("tool for"))),
                                frame=mask_frame(statement, v), confidence=confidence))
 
     if resolved.possessive:
         m = POSSESSIVE.match(clause)
         if m:
             attr = _normalise_attribute(m.group("attr"))
-            raw_value = re.sub(r"^(?:in|at)\s+", "", m.group("v")) if attr == "location" else m.group("v")
+            raw_value = m.group("v")
+            placed = re.match(r"(?:in|at)\s+(?P<place>.+)$", raw_value, re.I)
+            if attr in ("location", "home") and placed:  # "my home is in Turku" = where the user lives
+                attr, raw_value = "location", placed.group("place")
             kind = "preference" if attr.startswith("favorite") else "state"
             add(attr, raw_value, kind, m.group("verb").lower() == "are")  # "my hobbies are ..." holds several
             return out
@@ -477,4 +491,4 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
     kind = "event" if RELATIVE_RE.search(text) or NARRATIVE.search(clause) else "note"
     frame = mask_frame(statement, "")
     return [_record(text, obs, base, text=statement, kind=kind, subject=resolved.subject, attribute=frame,
-                    value=clause, scope=scope, polarity=polarity, frame=frame, confidence=0.5)]
+                    value=clause, scope=scope, polarity=polarity, frame=frame, confidence=0.5, multi=multi_cue)]
