@@ -542,3 +542,9 @@ def test_home_small_talk_is_not_a_move_and_list_stops_at_a_clause(mem: Memory) -
     assert status_of(mem, berlin["id"]) == "current"
     likes = mem.observe("I like hiking, but not running.", time=at(3))
     assert [a["value"] for a in likes] == ["hiking"]
+
+
+def test_a_greeting_before_the_statement_keeps_the_speaker_as_subject(mem: Memory) -> None:
+    old = only(mem.observe("I live in Lisbon.", time=at(1)))
+    new = only(mem.observe("Hey Mel, I moved to Porto.", time=at(2)))
+    assert new["action"] == "supersede" and new["targets"] == [old["id"]]

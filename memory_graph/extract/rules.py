@@ -163,7 +163,7 @@ PREAMBLE = re.compile(
 CLAUSE_BREAK = re.compile(r"\s*(?:,|;)\s+(?:(?:but|and|so|because)\s+)?(?=(?:I|I'm|I've|we|we're|my|our)\b)")
 
 
-LEAD_CLAUSE_WORDS = 3
+LEAD_CLAUSE_WORDS = 4
 LABELLED_MIN_WORDS = 4
 """A "label: statement" sentence loses its label only when the statement has at least this many words, so
 "The message queue: NATS." and "Invoice storage: CockroachDB going forward." keep their topic."""
@@ -190,12 +190,14 @@ def _segmenter() -> pysbd.Segmenter:
 def split_sentences(text: str) -> list[str]:
     """Split a turn into sentences (pysbd: abbreviations like "Dr." and decimals like 7.2 stay inside)
     and first-person clauses ("I switched jobs, I now work at X"). A first clause that is a hypothetical cue
-    ("For this demo, I work at X") or a short phrase ("In staging, we ...") stays with the next one."""
+    ("For this demo, I work at X") or a scope phrase ("In staging, we ...") stays with the next one; a
+    greeting ("Hey Mel, I moved ...") does not."""
     parts = [seg for line in text.strip().splitlines() for seg in _segmenter().segment(line) if seg.strip()]
     out: list[str] = []
     for part in parts:
         clauses = [c.strip() for c in CLAUSE_BREAK.split(part) if c and c.strip()]
-        if len(clauses) > 1 and (HYPOTHETICAL.search(clauses[0]) or len(clauses[0].split()) <= LEAD_CLAUSE_WORDS):
+        lead_scope = len(clauses[0].split()) <= LEAD_CLAUSE_WORDS and SCOPE_RE.match(clauses[0])
+        if len(clauses) > 1 and (HYPOTHETICAL.search(clauses[0]) or lead_scope):
             # "For this demo, I work at X" stays hypothetical; "In staging, we ..." keeps its scope
             clauses[:2] = [f"{clauses[0].rstrip(',;')} {clauses[1]}"]
         out.extend(clauses)
