@@ -42,9 +42,9 @@ LIVE = ("current", "contested")
 
 def normalise_value(value: str) -> str:
     """Lower-case value without articles and punctuation, for duplicate detection."""
-    v = re.sub(r"[^\w\s.]", " ", value.lower())
+    v = re.sub(r"[^\w\s.+#]", " ", value.lower())  # "C++" and "C#" stay apart from "C"
     v = re.sub(r"\b(?:the|a|an|my|our|now|still)\b", " ", v)
-    return re.sub(r"\s+", " ", v).strip(" .")
+    return re.sub(r"\s+", " ", v).strip(" .") or value.strip().lower()  # emoji-only values compare as given
 
 
 Cardinality = Literal["single", "multi", "unknown"]
@@ -244,14 +244,21 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
 
 
 FORGET_SIMILARITY = 0.5
+PAST_QUALIFIER = re.compile(r"(?:old|former|previous|past|ex)\b", re.I)
 
 
 def _forget_targets(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
-    """Memories a "forget my X" request covers: the retraction targets plus current memories of the same
-    subject whose text is semantically about X (cosine >= FORGET_SIMILARITY to "<subject>'s X")."""
+    """Memories a "forget my X" request covers: the retraction targets, every live value of a named attribute
+    X, and current memories of the same subject whose text is semantically about X (cosine >=
+    FORGET_SIMILARITY to "<subject>'s X"). "forget my old/former/previous X" covers only X's superseded values."""
+    subjects = compatible_subjects(record)
+    if PAST_QUALIFIER.match(record.value):  # "forget my old address": the replaced values only
+        return list(store.ledger.query(
+            f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status='superseded' AND subject IN ({','.join('?' * len(subjects))})",
+            (namespace, record.attribute, *subjects),
+        ))
     targets = {row["id"]: row for row in _retraction_targets(store, namespace, record)}
     if record.attribute != record.frame:  # "forget my address": every value of the named attribute
-        subjects = compatible_subjects(record)
         for row in store.ledger.query(
             f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status IN (?,?) AND subject IN ({','.join('?' * len(subjects))})",
             (namespace, record.attribute, *LIVE, *subjects),

@@ -21,6 +21,7 @@ valid decisions hidden) is the EvoMem-MCP study named in ``../shared/DESIGN.md``
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +35,8 @@ from memory_graph.store import Store
 log = logging.getLogger(__name__)
 
 CANDIDATES = 6
+CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+"""Control, zero-width and bidi characters, replaced by spaces in the model's reason."""
 SYSTEM = (
     "You maintain a memory of facts. You get a NEW statement and CANDIDATE memories, each with an id. "
     "List in 'supersedes' the ids of the candidates that the NEW statement replaces: the same subject and the "
@@ -75,7 +78,7 @@ def propose(model: BaseChatModel, record: MemoryRecord, candidates: Sequence[Any
     ids = [i for i in dict.fromkeys(proposal.supersedes) if i in offered]
     if proposal.abstain or not ids:
         return [], ""
-    return ids, proposal.reason.strip()[:200]
+    return ids, CONTROL.sub(" ", proposal.reason).strip()[:200]
 
 
 def propose_all(model: BaseChatModel, store: Store, namespace: str, records: Sequence[MemoryRecord]) -> dict[int, tuple[list[str], str]]:

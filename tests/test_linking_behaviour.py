@@ -548,3 +548,27 @@ def test_a_greeting_before_the_statement_keeps_the_speaker_as_subject(mem: Memor
     old = only(mem.observe("I live in Lisbon.", time=at(1)))
     new = only(mem.observe("Hey Mel, I moved to Porto.", time=at(2)))
     assert new["action"] == "supersede" and new["targets"] == [old["id"]]
+
+
+def test_forget_my_old_address_keeps_the_current_one(mem: Memory) -> None:
+    old = only(mem.observe("I live in Berlin.", time=at(1)))
+    new = only(mem.observe("I moved to Rome.", time=at(2)))
+    out = only(mem.observe("Please forget my old address.", time=at(3)))
+    assert out["action"] == "forget" and out["targets"] == [old["id"]]
+    assert status_of(mem, new["id"]) == "current" and status_of(mem, old["id"]) == "retracted"
+
+
+@pytest.mark.parametrize("retraction", ["The search team no longer uses Kafka.", "The search team stopped using Kafka."])
+def test_a_team_retraction_ends_only_that_teams_fact(mem: Memory, retraction: str) -> None:
+    team = only(mem.observe("The search team uses Kafka for events.", time=at(1)))
+    ours = only(mem.observe("We use Kafka for events in production.", time=at(2)))
+    out = only(mem.observe(retraction, time=at(3)))
+    assert out["action"] == "retract" and out["targets"] == [team["id"]]
+    assert status_of(mem, ours["id"]) == "current"
+
+
+def test_dont_forget_is_a_reminder_and_punctuated_values_stay_apart(mem: Memory) -> None:
+    appointment = only(mem.observe("My dentist appointment is on Friday.", time=at(1)))
+    assert all(a["action"] != "forget" for a in mem.observe("Don't forget my dentist appointment.", time=at(2)))
+    assert status_of(mem, appointment["id"]) == "current"
+    assert sorted(a["value"] for a in mem.observe("I like C, C++ and C#.", time=at(3))) == ["C", "C#", "C++"]

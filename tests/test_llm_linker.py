@@ -112,6 +112,14 @@ def test_abstention_and_model_failure_leave_the_rules_answer(mem: Memory, script
     assert again["action"] == "new" and status(mem, old) == "current"
 
 
+def test_the_reason_is_cleaned_of_control_characters(mem: Memory, scripted: Scripted) -> None:
+    mem.observe("Billing runs on Postgres.", time="2024-01-01T00:00:00")
+    scripted.linker = proposing("Billing", reason="moved\x00 \u202eto cockroach" + "!" * 500)
+    new = mem.observe("Invoice storage lives in CockroachDB.", time="2024-02-01T00:00:00")[0]
+    assert new["reason"].startswith("LLM linker: moved   to cockroach!") and len(new["reason"]) <= len("LLM linker: ") + 200
+    assert "\x00" not in new["reason"] and "\u202e" not in new["reason"]
+
+
 def test_ids_that_were_not_offered_are_ignored(mem: Memory, scripted: Scripted) -> None:
     old = mem.observe("Billing runs on Postgres.", time="2024-01-01T00:00:00")[0]["id"]
     scripted.linker = lambda new, cands: {"supersedes": ["zzzz", "made-up"], "reason": "hallucinated", "abstain": False}

@@ -44,7 +44,7 @@ HYPOTHETICAL = re.compile(
     re.IGNORECASE,
 )
 FORGET = re.compile(
-    r"\b(?:please\s+)?(?:forget|don'?t keep|do not keep|delete|erase|stop remembering|remove)\s+"
+    r"(?<!don't )(?<!dont )(?<!do not )(?<!never )\b(?:please\s+)?(?:forget|don'?t keep|do not keep|delete|erase|stop remembering|remove)\s+"
     r"(?:about\s+|everything about\s+)?(?:my|the)\s+(?P<what>[\w' -]+?)\s*(?:[.!,]|$)",
     re.IGNORECASE,
 )
@@ -75,7 +75,7 @@ SCOPE_RE = re.compile(
 )
 LEAD_TEAM = re.compile(
     r"^(?:the|our)\s+(?P<scope>[a-z0-9-]+ (?:team|project|squad))\s+"
-    r"(?P<rest>(?:uses|runs|relies on|is using|picked|chose|went with|switched|moved|migrated)\b.+)$",
+    r"(?P<rest>(?:(?:no longer|stopped|quit|dropped)\s+)?(?:uses|using|use|runs|relies on|is using|picked|chose|went with|switched|moved|migrated)\b.+)$",
     re.I,
 )
 SCOPE_WORDS = r"(?:staging|production|prod|development|dev|qa|the eu region|eu region|the eu|us region)"
