@@ -17,6 +17,7 @@ Configuration is ``memory_graph.config.Context`` (``context_schema``).
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -32,6 +33,8 @@ from agent.tools import TOOLS
 from memory_graph.chat_model import make_chat_model
 from memory_graph.config import Context
 from memory_graph.graph import graph as memory_subgraph
+
+log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 3
 
@@ -78,7 +81,11 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
         if model is None or idx < 0 or tool_rounds(state.messages) >= MAX_TOOL_ROUNDS:
             return update
         prompt = [SystemMessage(planner_prompt(state.memory_context)), *state.messages]
-        msg = model.bind_tools(TOOLS).invoke(prompt)
+        try:
+            msg = model.bind_tools(TOOLS).invoke(prompt)
+        except Exception as exc:  # noqa: BLE001 - an unreachable model must not lose the turn: plan no tools
+            log.warning("planner model failed, continuing without tool calls: %s", exc)
+            return update
         if isinstance(msg, AIMessage) and msg.tool_calls:
             update["messages"] = [msg]
         return update
@@ -113,7 +120,11 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
         if model is None:
             return {"messages": [AIMessage(offline_answer(state.recall))]}
         prompt = [SystemMessage(responder_prompt(state.memory_context)), *state.messages]
-        answer = model.invoke(prompt)
+        try:
+            answer = model.invoke(prompt)
+        except Exception as exc:  # noqa: BLE001 - the turn is stored; answer from memory and say why
+            log.warning("responder model failed, answering from memory: %s", exc)
+            return {"messages": [AIMessage(f"(the chat model failed: {type(exc).__name__}) " + offline_answer(state.recall))]}
         if not isinstance(answer, AIMessage) or answer.tool_calls:
             answer = AIMessage(_text(answer) if isinstance(answer, AIMessage) else str(answer))
         return {"messages": [answer]}

@@ -246,6 +246,10 @@ def eval_command(
         try:
             res = run_suite(n, quick=quick, seeds=seeds, out=out, data=data, systems=chosen, budget=budget,
                             progress=progress)
+        except (FileNotFoundError, ValueError) as exc:  # bad input (missing LoCoMo data, unknown system): one line
+            failed.append(n)
+            typer.echo(f"[eval] {n}: error: {exc}", err=True)
+            continue
         except Exception:
             traceback.print_exc()
             failed.append(n)

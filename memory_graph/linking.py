@@ -331,9 +331,10 @@ def link_records(
     touched: list[str] = []
     created: list[str] = []
     proposals = proposals or {}
+    voted: set[tuple[str, str]] = set()  # (observation, attribute) pairs that already voted in this batch
     with store.write_lock, store.ledger.tx() as cur:
         for i, record in sorted(enumerate(records), key=lambda ir: ir[1].valid_from):
-            action = _link_one(cur, store, ctx, namespace, record, created, proposals.get(i))
+            action = _link_one(cur, store, ctx, namespace, record, created, proposals.get(i), voted)
             action["record"] = record
             actions.append(action)
             touched.extend(action["targets"])
@@ -364,8 +365,9 @@ def _proposed(cur: Any, store: Store, ns: str, proposal: tuple[list[str], str] |
 
 def _link_one(
     cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecord, pending: Sequence[str] = (),
-    proposal: tuple[list[str], str] | None = None,
+    proposal: tuple[list[str], str] | None = None, voted: set[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
+    voted = set() if voted is None else voted
     def rows(sql: str, params: tuple[Any, ...]) -> list[Any]:
         return list(cur.execute(sql, params).fetchall())
 
@@ -450,6 +452,7 @@ def _link_one(
     new = _insert_memory(cur, ns, record, ctx)
     for old in same_key:
         end_memory(cur, ns, old, new, record.valid_from, "superseded", "supersedes", reason)
-    if not free_text and (record.update_cue or llm):
+    if not free_text and (record.update_cue or llm) and (record.observation_id, record.attribute) not in voted:
+        voted.add((record.observation_id, record.attribute))  # one message is one piece of evidence
         vote(cur, ns, record.attribute, "replacements")  # a confirmed replacement: evidence of a single value
     return {"action": "supersede", "id": new, "targets": [o["id"] for o in same_key], "reason": reason}

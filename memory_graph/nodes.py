@@ -68,7 +68,8 @@ def _pending_messages(store: Store, ns: str, messages: list[AnyMessage]) -> list
 
 
 def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
-    """Normalise one observation dict; raises ``ValueError`` on empty/binary/huge text or a bad time."""
+    """Normalise one observation dict; raises ``ValueError`` on empty/binary/huge text, text, speaker or ref
+    that cannot be stored as UTF-8 (lone surrogates), or a bad time."""
     text = obs.get("text")
     if not isinstance(text, str):
         raise ValueError("observation text must be a string")
@@ -77,6 +78,11 @@ def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
     text = text.strip()
     if not text:
         raise ValueError("observation text is empty")
+    for name, value in (("text", text), ("speaker", str(obs.get("speaker") or "")), ("ref", str(obs.get("ref") or ""))):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"observation {name} is not valid Unicode ({exc.reason} at position {exc.start})") from None
     if len(text) > MAX_OBSERVATION_CHARS:
         raise ValueError(f"observation text is {len(text)} characters; the limit is {MAX_OBSERVATION_CHARS}")
     speaker = str(obs.get("speaker") or "user").strip() or "user"

@@ -105,6 +105,10 @@ def test_bad_inputs_write_nothing(tmp_path: Path) -> None:
     bad.write_text('{"speaker": "user", "text": "I live in Lisbon.", "time": "2025-01-01T10:00:00"}\n'
                    '{"speaker": "user", "text": "broken\n', encoding="utf-8")
     assert_one_line_error(run_cli("ingest", bad, store=store), "bad.jsonl:2", "malformed JSON")
+    surrogate = tmp_path / "surrogate.jsonl"  # a lone surrogate escape: valid JSON, not storable UTF-8
+    surrogate.write_text('{"speaker": "user", "text": "I live in Lisbon.", "time": "2025-01-01T10:00:00"}\n'
+                         '{"speaker": "user", "text": "bad \\ud800 text", "time": "2025-01-02T10:00:00"}\n', encoding="utf-8")
+    assert_one_line_error(run_cli("ingest", surrogate, "--batch-size", "1", store=store), "surrogate.jsonl:2", "not valid Unicode")
 
     summary = run_cli("inspect", store=store)
     assert summary.returncode == 0, summary.stderr

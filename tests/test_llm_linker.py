@@ -36,6 +36,8 @@ FACTS: dict[str, list[dict[str, Any]]] = {
     "I switched my editor to Helix.": [fact("editor", "Helix", "The user's editor is Helix.", update=True)],
     "I switched my editor to Zed.": [fact("editor", "Zed", "The user's editor is Zed.", update=True)],
     "My editor is Nano.": [fact("editor", "Nano", "The user's editor is Nano.")],
+    "I switched my editor to Helix, then to Zed.": [fact("editor", "Helix", "The user's editor is Helix.", update=True),
+                                                    fact("editor", "Zed", "The user's editor is Zed.", update=True)],
     "I know Rust.": [fact("skills", "Rust", "The user knows Rust.")],
     "I am an expert in Go.": [fact("expertise", "Go", "The user is an expert in Go.")],
     "I also use Kakoune as an editor.": [fact("editor", "Kakoune", "The user also uses Kakoune.", multi=True)],
@@ -173,3 +175,10 @@ def test_a_proposed_multi_valued_candidate_is_never_superseded(mem: Memory, scri
     scripted.linker = lambda new, cands: {"supersedes": [i for i, _ in cands], "reason": "greedy", "abstain": False}
     go = mem.observe("I am an expert in Go.", time="2024-02-01T00:00:00")[0]
     assert go["action"] == "new" and status(mem, rust) == "current"
+
+
+def test_one_message_is_one_vote(mem: Memory) -> None:
+    mem.observe("My editor is Vim.", time="2024-01-01T00:00:00")
+    mem.observe("I switched my editor to Helix, then to Zed.", time="2024-02-01T00:00:00")  # two update facts
+    nano = mem.observe("My editor is Nano.", time="2024-03-01T00:00:00")[0]
+    assert nano["action"] == "new"  # one confirmed replacement so far: not yet single-valued

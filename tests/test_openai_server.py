@@ -89,3 +89,15 @@ def test_malformed_output_falls_back_to_rules(tmp_path: Any) -> None:
         assert mem.inspect(formed[0]["id"])["events"][0]["detail"]["extractor"] == "rules-fallback"
         obs = mem.store.ledger.query("SELECT text, ref FROM observations WHERE namespace='u'")
         assert [(r["text"], r["ref"]) for r in obs] == [("I live in Lisbon.", "m1")]
+
+
+def test_a_failing_model_loses_no_turn(tmp_path: Any) -> None:
+    def broken(body: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("model down")
+
+    with StubOpenAI(broken) as server:
+        ctx = Context(store_path=str(tmp_path), user_id="u", model="stub", base_url=server.base_url)
+        state = build_agent_graph().invoke({"messages": [HumanMessage("I live in Lisbon.")]}, context=ctx)
+    assert state["messages"][-1].content.startswith("(the chat model failed:")
+    with Memory(tmp_path, user_id="u") as mem:  # the rule extractor stored the turn after the model failed
+        assert [it.value for it in mem.recall("Where does the user live?").items if it.attribute == "location"] == ["Lisbon"]
