@@ -124,9 +124,11 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
             answer = model.invoke(prompt)
         except Exception as exc:  # noqa: BLE001 - the turn is stored; answer from memory and say why
             log.warning("responder model failed, answering from memory: %s", exc)
-            return {"messages": [AIMessage(f"(the chat model failed: {type(exc).__name__}) " + offline_answer(state.recall))]}
+            return {"messages": [AIMessage(offline_answer(state.recall, lead=f"The chat model failed ({type(exc).__name__})"))]}
         if not isinstance(answer, AIMessage) or answer.tool_calls:
             answer = AIMessage(_text(answer) if isinstance(answer, AIMessage) else str(answer))
+        if not _text(answer).strip():
+            return {"messages": [AIMessage(offline_answer(state.recall, lead="The chat model gave an empty answer"))]}
         return {"messages": [answer]}
 
     builder = StateGraph(AgentState, context_schema=Context)

@@ -204,9 +204,16 @@ def _stemmer() -> Any:
 
 
 def _content_stems(text: str) -> set[str]:
-    """Snowball (Porter 2) stems of the content words: "smoking" and "smoke" share "smoke"."""
-    words = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3 and w not in STOPWORDS]
+    """Snowball (Porter 2) stems of the content words, short ones included ("smoking" and "smoke" share
+    "smoke"; "AWS", "Go" and "C" count); empty for a value with no word (an emoji)."""
+    words = [w for w in re.findall(r"[a-z0-9+#]+", text.lower()) if w not in STOPWORDS and w not in ENGLISH_STOP_WORDS]
     return set(_stemmer().stemWords(words))
+
+
+def _same_value(retracted: str, value: str) -> bool:
+    """Whether a retraction's value names ``value``: shared content stems, or equal values when it has none."""
+    stems = _content_stems(retracted)
+    return bool(stems & _content_stems(value)) if stems else normalise_value(retracted) == normalise_value(value)
 
 
 def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
@@ -232,7 +239,7 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
     out = []
     loose = []
     for row in rows:
-        if structured and row["attribute"] == record.attribute and (not stems or stems & _content_stems(row["value"])):
+        if structured and row["attribute"] == record.attribute and _same_value(record.value, row["value"]):
             out.append(row)
         elif stems & _content_stems(f"{row['value']} {row['text']}"):
             loose.append(row)
@@ -244,7 +251,7 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
 
 
 FORGET_SIMILARITY = 0.5
-PAST_QUALIFIER = re.compile(r"(?:old|former|previous|past|ex)\b", re.I)
+PAST_QUALIFIER = re.compile(r"(?:old|former|previous|past)\s+\w", re.I)
 
 
 def _forget_targets(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
@@ -374,7 +381,8 @@ def _link_one(
     if record.forget:
         targets = _forget_targets(store, ns, record) if ctx.linking else []
         for old in targets:
-            end_memory(cur, ns, old, "forget-request", record.valid_from, "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
+            # valid_to = valid_from: a forgotten memory is held at no time, so as_of recall never shows it again
+            end_memory(cur, ns, old, "forget-request", old["valid_from"], "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
         return {"action": "forget", "id": None, "targets": [t["id"] for t in targets], "reason": "forget request"}
 
     if not ctx.linking:

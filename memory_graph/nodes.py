@@ -68,8 +68,8 @@ def _pending_messages(store: Store, ns: str, messages: list[AnyMessage]) -> list
 
 
 def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
-    """Normalise one observation dict; raises ``ValueError`` on empty/binary/huge text, text, speaker or ref
-    that cannot be stored as UTF-8 (lone surrogates), or a bad time."""
+    """Normalise one observation dict; raises ``ValueError`` on empty/binary/huge text, a text, speaker,
+    source, ref or session id that cannot be stored as UTF-8 (lone surrogates), or a bad time."""
     text = obs.get("text")
     if not isinstance(text, str):
         raise ValueError("observation text must be a string")
@@ -78,11 +78,10 @@ def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
     text = text.strip()
     if not text:
         raise ValueError("observation text is empty")
-    for name, value in (("text", text), ("speaker", str(obs.get("speaker") or "")), ("ref", str(obs.get("ref") or ""))):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ValueError(f"observation {name} is not valid Unicode ({exc.reason} at position {exc.start})") from None
+    _check_unicode("text", text)
+    for name in ("speaker", "source", "ref", "session_id"):
+        if obs.get(name) is not None:
+            _check_unicode(name, str(obs[name]))
     if len(text) > MAX_OBSERVATION_CHARS:
         raise ValueError(f"observation text is {len(text)} characters; the limit is {MAX_OBSERVATION_CHARS}")
     speaker = str(obs.get("speaker") or "user").strip() or "user"
@@ -91,6 +90,14 @@ def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
         "text": text, "speaker": speaker, "time": time, "ref": obs.get("ref"),
         "source": str(obs.get("source") or speaker), "session_id": obs.get("session_id"),
     }
+
+
+def _check_unicode(name: str, value: str) -> None:
+    """Raise ``ValueError`` when ``value`` cannot be stored as UTF-8 (a lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"observation {name} is not valid Unicode ({exc.reason} at position {exc.start})") from None
 
 
 def route(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:

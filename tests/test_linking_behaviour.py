@@ -572,3 +572,47 @@ def test_dont_forget_is_a_reminder_and_punctuated_values_stay_apart(mem: Memory)
     assert all(a["action"] != "forget" for a in mem.observe("Don't forget my dentist appointment.", time=at(2)))
     assert status_of(mem, appointment["id"]) == "current"
     assert sorted(a["value"] for a in mem.observe("I like C, C++ and C#.", time=at(3))) == ["C", "C#", "C++"]
+
+
+@pytest.mark.parametrize(("facts", "retraction", "kept"), [
+    (["I have a dog.", "I also have a cat."], "I no longer have a cat.", "dog"),
+    (["I like C.", "I like C++."], "I no longer like C.", "C++"),
+    (["We use Kafka for events.", "We use AWS for hosting."], "We no longer use AWS.", "Kafka"),
+])
+def test_retracting_a_short_value_ends_only_that_value(mem: Memory, facts: list[str], retraction: str, kept: str) -> None:
+    ids = {a["value"]: a["id"] for i, f in enumerate(facts) for a in mem.observe(f, time=at(1, i + 1))}
+    mem.observe(retraction, time=at(2))
+    kept_id = next(mid for value, mid in ids.items() if kept in value)
+    assert status_of(mem, kept_id) == "current"
+
+
+def test_a_forgotten_value_is_held_at_no_time(mem: Memory) -> None:
+    rome = only(mem.observe("I live in Rome.", time=at(1)))
+    only(mem.observe("I moved to Porto.", time=at(2)))
+    mem.observe("Please forget my old address.", time=at(3))
+    for as_of in ("2024-01-15", "2024-02-15", "2024-03-15"):
+        recalled = mem.recall("Where does the user live?", as_of=as_of, budget_tokens=BUDGET)
+        assert rome["id"] not in [it.id for it in recalled.items] and "Rome" not in recalled.context
+
+
+@pytest.mark.parametrize("text", ["don\u2019t forget my dentist appointment.", "I always forget my password.",
+                                  "I can't forget my trip to Rome."])
+def test_reminders_and_remarks_are_not_forget_requests(mem: Memory, text: str) -> None:
+    assert all(a["action"] != "forget" for a in mem.observe(text, time=at(2)))
+
+
+def test_forget_my_ex_and_my_previous_job(mem: Memory) -> None:
+    ex = mem.observe("My ex lives in Paris.", time=at(1))
+    job = only(mem.observe("I work at Initech.", time=at(2)))
+    only(mem.observe("I work at Globex now.", time=at(3)))
+    mem.observe("Forget my previous job.", time=at(4))
+    assert status_of(mem, job["id"]) == "retracted"
+    out = mem.observe("Forget my ex.", time=at(5))
+    assert out[0]["action"] == "forget" and {a["id"] for a in ex} <= set(out[0]["targets"])
+
+
+def test_an_unnamed_relative_is_the_subject_and_a_place_is_no_scope(mem: Memory) -> None:
+    brother = only(mem.observe("My brother moved to Porto.", time=at(1)))
+    assert brother["subject"] == "user's brother" and brother["attribute"] == "location"
+    tokyo = only(mem.observe("In Asia, I moved to Tokyo.", time=at(2)))
+    assert tokyo["scope"] == "" and tokyo["subject"] == "user"

@@ -98,6 +98,6 @@ def test_a_failing_model_loses_no_turn(tmp_path: Any) -> None:
     with StubOpenAI(broken) as server:
         ctx = Context(store_path=str(tmp_path), user_id="u", model="stub", base_url=server.base_url)
         state = build_agent_graph().invoke({"messages": [HumanMessage("I live in Lisbon.")]}, context=ctx)
-    assert state["messages"][-1].content.startswith("(the chat model failed:")
+    assert state["messages"][-1].content.startswith("The chat model failed (")
     with Memory(tmp_path, user_id="u") as mem:  # the rule extractor stored the turn after the model failed
         assert [it.value for it in mem.recall("Where does the user live?").items if it.attribute == "location"] == ["Lisbon"]

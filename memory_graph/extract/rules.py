@@ -44,10 +44,12 @@ HYPOTHETICAL = re.compile(
     re.IGNORECASE,
 )
 FORGET = re.compile(
-    r"(?<!don't )(?<!dont )(?<!do not )(?<!never )\b(?:please\s+)?(?:forget|don'?t keep|do not keep|delete|erase|stop remembering|remove)\s+"
+    r"^(?:(?:please|pls|can you|could you|would you)[,\s]+)*(?:forget|don'?t keep|do not keep|delete|erase|stop remembering|remove)\s+"
     r"(?:about\s+|everything about\s+)?(?:my|the)\s+(?P<what>[\w' -]+?)\s*(?:[.!,]|$)",
     re.IGNORECASE,
 )
+"""A request to forget, at the start of a sentence ("Please forget my address."); "Don't forget my
+appointment" and "I always forget my password" are not requests."""
 SMALL_TALK = re.compile(
     r"^(hi|hello|hey|thanks|thank you|ok|okay|cool|great|perfect|good night|bye|sure|yes|no|ha+|hmm+|"
     r"will do|got it|nice|wow|brr|morning|good morning)\b[\s!.,]*$",
@@ -190,13 +192,16 @@ def _segmenter() -> pysbd.Segmenter:
 def split_sentences(text: str) -> list[str]:
     """Split a turn into sentences (pysbd: abbreviations like "Dr." and decimals like 7.2 stay inside)
     and first-person clauses ("I switched jobs, I now work at X"). A first clause that is a hypothetical cue
-    ("For this demo, I work at X") or a scope phrase ("In staging, we ...") stays with the next one; a
-    greeting ("Hey Mel, I moved ...") does not."""
+    ("For this demo, I work at X") or a scope phrase before a group statement ("In staging, we ...") stays with
+    the next one; a greeting ("Hey Mel, I moved ...") or a place ("In Asia, I moved ...") does not. Curly
+    apostrophes become straight ones."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
     parts = [seg for line in text.strip().splitlines() for seg in _segmenter().segment(line) if seg.strip()]
     out: list[str] = []
     for part in parts:
         clauses = [c.strip() for c in CLAUSE_BREAK.split(part) if c and c.strip()]
-        lead_scope = len(clauses[0].split()) <= LEAD_CLAUSE_WORDS and SCOPE_RE.match(clauses[0])
+        lead_scope = (len(clauses) > 1 and len(clauses[0].split()) <= LEAD_CLAUSE_WORDS and SCOPE_RE.match(clauses[0])
+                      and re.match(r"(?:we|we're|our)\b", clauses[1], re.I))  # a scope is the group's
         if len(clauses) > 1 and (HYPOTHETICAL.search(clauses[0]) or lead_scope):
             # "For this demo, I work at X" stays hypothetical; "In staging, we ..." keeps its scope
             clauses[:2] = [f"{clauses[0].rstrip(',;')} {clauses[1]}"]
@@ -206,7 +211,7 @@ def split_sentences(text: str) -> list[str]:
 
 def _resolve_subject(sentence: str, speaker_subj: str) -> SubjectResolution | None:
     s = strip_preamble(sentence)
-    m = re.match(rf"^my\s+(?:(?:older|younger|little|big|best)\s+)?(?P<rel>{RELATIONS})(?:,?\s+(?P<name>[A-Z][a-z]+))?,?\s+(?P<rest>.+)$", s, re.I)
+    m = re.match(rf"^my\s+(?:(?:older|younger|little|big|best)\s+)?(?P<rel>{RELATIONS})(?:,?\s+(?P<name>(?-i:[A-Z][a-z]+)))?,?\s+(?P<rest>.+)$", s, re.I)
     if m and not re.match(r"^(?:is|'s|are)\s+(?:called|named)\b", m.group("rest"), re.I):
         name = m.group("name")
         rest = m.group("rest")
@@ -327,12 +332,14 @@ def mask_frame(text: str, value: str) -> str:
 
 
 ATTRIBUTE_ALIASES = {"address": "location", "home address": "location"}
+FORGET_ALIASES = {"home": "location", "job": "employer", "workplace": "employer", "employer": "employer"}
+"""What "forget my (old) home / job" names among the patterns' attributes."""
 """Possessive attribute names that mean a pattern's attribute ("my address is X" = where one lives; "my home
 is in/at X" too, handled where the value is read, so "my home is a mess" stays about the home)."""
 
 
 def _normalise_attribute(attr: str) -> str:
-    attr = re.sub(r"^(?:new|current|old|former|previous|present)\s+", "", attr.strip().lower())
+    attr = re.sub(r"^(?:new|current|old|former|previous|past|present)\s+", "", attr.strip().lower())
     attr = re.sub(r"\s+at\s+\w+$", "", attr)
     attr = attr.replace("favourite", "favorite")
     return ATTRIBUTE_ALIASES.get(attr, attr)
@@ -400,8 +407,9 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
     forget = FORGET.search(text)
     if forget:
         what = clean_value(forget.group("what")) or forget.group("what").strip()
+        attribute = _normalise_attribute(what)
         return [
-            _record(text, obs, base, text=text, kind="note", subject=speaker_subj, attribute=_normalise_attribute(what),
+            _record(text, obs, base, text=text, kind="note", subject=speaker_subj, attribute=FORGET_ALIASES.get(attribute, attribute),
                     value=what, forget=True, polarity=-1, confidence=0.9)
         ]
     body = strip_preamble(text)
