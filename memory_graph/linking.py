@@ -142,6 +142,12 @@ def _values(text: str) -> set[str]:
     return values
 
 
+def _own_values(row: Any) -> set[str]:
+    """The values a statement names besides its subject's name ("Lena switched to oat latte" names none).
+    In ``_frame_matches`` the first word of the update is excluded too: it says who changed, not what."""
+    return _values(row["text"]) - set(re.findall(r"[a-z0-9]+", row["subject"].lower()))
+
+
 def _frame_compatible(record: MemoryRecord, row: Any, subjects: list[str]) -> bool:
     """Subjects that may replace each other's free-text statements: the compatible subjects of the record,
     and also a group statement ("we") with one about a thing or third party ("Billing runs on X") — a
@@ -184,7 +190,8 @@ def _frame_matches(store: Store, ns: str, record: MemoryRecord, pending: Sequenc
              if _decision_like(r["subject"], r["source"], r["text"]) and _values(r["text"]) not in (set(), new_values)]
     if not cands:
         return []
-    named = [r for r in cands if _values(r["text"]) < new_values] if record.update_cue else []
+    lead = set(re.findall(r"[a-z0-9]+", record.text.lower())[:1])  # "Sofia now supports X": Sofia is who, not what
+    named = [r for r in cands if (own := _own_values(r) - lead) and own < new_values] if record.update_cue else []
     if named:  # "migrated from X to Y", "we replaced X with Y": the replaced value is named
         cands = named
     frames = [topic_frame(r["text"]) for r in cands]

@@ -616,3 +616,11 @@ def test_an_unnamed_relative_is_the_subject_and_a_place_is_no_scope(mem: Memory)
     assert brother["subject"] == "user's brother" and brother["attribute"] == "location"
     tokyo = only(mem.observe("In Asia, I moved to Tokyo.", time=at(2)))
     assert tokyo["scope"] == "" and tokyo["subject"] == "user"
+
+
+def test_an_activity_is_one_like_and_a_name_is_not_a_named_old_value(mem: Memory) -> None:
+    likes = mem.observe("Sofia likes to talk about home, work and cars.", time=at(1))
+    assert len(likes) == 1  # "to talk about ..." is one activity, not a list of three likes
+    chat = only(mem.observe("Sofia said the weekend was relaxing.", speaker="ana", time=at(2)))
+    update = only(mem.observe("Sofia now supports Arsenal.", speaker="ana", time=at(3)))
+    assert update["action"] == "new" and status_of(mem, chat["id"]) == "current"

@@ -92,6 +92,8 @@ LIST_ATTRIBUTES = {"languages", "likes", "pets", "hobbies"}
 """Attributes whose value may be a list ("Dutch, Swahili and Korean"): one memory per member, up to
 MAX_LIST_MEMBERS; the list ends at a clause word ("I like hiking, but not running")."""
 MAX_LIST_MEMBERS = 20
+INFINITIVE = re.compile(r"\s*to\s+\w", re.I)
+"""A value that is an activity ("likes to talk about home, work and cars") is one value, not a list."""
 CLAUSE_WORD = re.compile(r"(?:but|which|since|because|so|where|who|though|although|while)\b", re.I)
 # (pattern on the clause after the subject, attribute, kind, multi, value is a list)
 Pattern = tuple[re.Pattern[str], str, str, bool]
@@ -450,7 +452,7 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
         if versioned and (attribute.startswith("tool for") or attribute == "tools"):
             attribute, multi = f"{versioned.group(1).lower()} version", False
         values = [value]
-        if attribute in LIST_ATTRIBUTES:  # "Dutch, Swahili and Korean": split before a comma ends the value
+        if attribute in LIST_ATTRIBUTES and not INFINITIVE.match(raw):  # "Dutch, Swahili and Korean": split before a comma ends it
             members = re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+", raw)
             members = list(takewhile(lambda p: not CLAUSE_WORD.match(p.strip()), members))[:MAX_LIST_MEMBERS]
             values = [v for v in (clean_value(p) for p in members) if v]
