@@ -69,9 +69,15 @@ def load_conversation(path: Path) -> Conversation:
     """Read one LoCoMo JSON file (top-level or under ``conversation``).
 
     Raises:
-        ValueError: a session without a date, or no sessions at all.
+        ValueError: malformed JSON, a document of another shape, a session without a date, or no sessions.
     """
-    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        return _parse_conversation(json.loads(Path(path).read_text(encoding="utf-8")), Path(path))
+    except (json.JSONDecodeError, AttributeError, TypeError, KeyError) as exc:
+        raise ValueError(f"{path}: not a LoCoMo conversation ({type(exc).__name__}: {exc})") from None
+
+
+def _parse_conversation(raw: Any, path: Path) -> Conversation:
     conv = raw.get("conversation", raw)
     sample_id = str(raw.get("sample_id") or Path(path).stem)
     numbers = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k)))

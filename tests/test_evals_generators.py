@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +154,11 @@ def test_paraphrase_study_reports_and_refuses_test_seeds(capsys: pytest.CaptureF
     assert "paraphrase: best is true predecessor" in out and "| text >= 0.5 |" in out
     with pytest.raises(SystemExit):
         paraphrase_study.main(["--seed", "1000"])
+
+
+@pytest.mark.parametrize("content", ['[{"x": 1}]', '{"conversation": 3}', "{not json"])
+def test_a_malformed_locomo_file_is_a_value_error_naming_it(tmp_path: Path, content: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.json"):
+        load_conversation(bad)

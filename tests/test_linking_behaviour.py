@@ -558,7 +558,9 @@ def test_forget_my_old_address_keeps_the_current_one(mem: Memory) -> None:
     assert status_of(mem, new["id"]) == "current" and status_of(mem, old["id"]) == "retracted"
 
 
-@pytest.mark.parametrize("retraction", ["The search team no longer uses Kafka.", "The search team stopped using Kafka."])
+@pytest.mark.parametrize("retraction", ["The search team no longer uses Kafka.", "The search team stopped using Kafka.",
+                                        "The search team doesn't use Kafka anymore.", "The search team has stopped using Kafka.",
+                                        "The search team is no longer using Kafka."])
 def test_a_team_retraction_ends_only_that_teams_fact(mem: Memory, retraction: str) -> None:
     team = only(mem.observe("The search team uses Kafka for events.", time=at(1)))
     ours = only(mem.observe("We use Kafka for events in production.", time=at(2)))

@@ -77,9 +77,12 @@ SCOPE_RE = re.compile(
 )
 LEAD_TEAM = re.compile(
     r"^(?:the|our)\s+(?P<scope>[a-z0-9-]+ (?:team|project|squad))\s+"
-    r"(?P<rest>(?:(?:no longer|stopped|quit|dropped)\s+)?(?:uses|using|use|runs|relies on|is using|picked|chose|went with|switched|moved|migrated)\b.+)$",
+    r"(?P<rest>(?:(?:doesn't|does not|has|is|no longer|stopped|quit|dropped)\s+)*"
+    r"(?:uses|using|use|runs|relies on|is using|picked|chose|went with|switched|migrated)\b.+)$",
     re.I,
 )
+TEAM_VERBS = {"doesn't": "don't", "does not": "do not", "has": "have", "is": "are"}
+"""A team's verb as the group's ("The search team doesn't use X anymore" -> "we don't use X anymore")."""
 SCOPE_WORDS = r"(?:staging|production|prod|development|dev|qa|the eu region|eu region|the eu|us region)"
 VERSIONED = re.compile(r"^([A-Za-z][\w+#-]*)\s+v?\d+(?:\.\d+)*\b")
 PLAIN_USE = re.compile(
@@ -421,7 +424,8 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
         scope, unscoped = _normalise_scope(lead_scope.group("scope")), "we run " + lead_scope.group("rest")
     lead_team = LEAD_TEAM.match(body)
     if lead_team and not scope:  # "The search team uses Rust for the backend": the team's own decision
-        scope, unscoped = _normalise_scope(lead_team.group("scope")), "we " + lead_team.group("rest")
+        rest = re.sub(r"^(doesn't|does not|has|is)\b", lambda m: TEAM_VERBS[m.group(1).lower()], lead_team.group("rest"), flags=re.I)
+        scope, unscoped = _normalise_scope(lead_team.group("scope")), "we " + rest
     resolved = _resolve_subject(unscoped, speaker_subj)
     statement = _third_person_text(body, resolved.subject if resolved else speaker_subj, bool(resolved and resolved.first_person))
     if resolved is None:
