@@ -1,12 +1,16 @@
-"""The public Python API: ``Memory`` (observe, recall, feedback, inspect, forget, close).
+"""The public Python API: ``Memory`` (observe, recall, feedback, inspect, history, forget, close).
 
 ``observe``, ``recall`` and ``feedback`` invoke the compiled memory subgraph (its own nodes; there is no
-second code path). ``inspect`` and ``forget`` read and edit the ledger directly.
+second code path). ``inspect``, ``history`` and ``forget`` read and edit the ledger directly.
+
+Every documented failure is a ``memory_graph.errors.MemoryGraphError``: ``InvalidInputError`` (also a
+``ValueError``) for bad arguments, ``NotFoundError`` (also a ``KeyError``) for an id unknown in this namespace,
+``StoreBusyError``, ``StoreNotFoundError``, ``StoreError`` and ``ClosedError``.
 """
 
 from __future__ import annotations
 
-import json
+import numbers
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -14,12 +18,18 @@ from typing import Any
 
 from memory_graph.config import Context
 from memory_graph.credit import replay_candidates
+from memory_graph.errors import ClosedError, InvalidInputError, NotFoundError
 from memory_graph.graph import build_memory_graph
 from memory_graph.records import Recall
 from memory_graph.store import Store, now_iso
-from memory_graph.store.index import VectorIndex
+from memory_graph.store import erase as erase_mod
+from memory_graph.threads import scrub_threads
 
 _GRAPH = None
+
+MAX_ID_CHARS = 64
+MAX_USER_CHARS = 256
+MAX_K = 1000
 
 
 def _graph() -> Any:
@@ -29,35 +39,102 @@ def _graph() -> Any:
     return _GRAPH
 
 
+def check_id(value: Any, what: str = "memory_id") -> str:
+    """``value`` as an id string, else ``InvalidInputError`` (not a string, empty, over 64 characters)."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
+    value = value.strip()
+    if not value or len(value) > MAX_ID_CHARS or not value.isprintable():
+        raise InvalidInputError(f"{what} must be a printable id of 1 to {MAX_ID_CHARS} characters, got {value[:80]!r}")
+    return value
+
+
+def _check_text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{what} must be a non-empty string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{what} is not valid Unicode (a lone surrogate)") from None
+    if "\x00" in value:
+        raise InvalidInputError(f"{what} contains NUL bytes")
+    return value
+
+
+def _check_bool(value: Any, what: str) -> bool:
+    if isinstance(value, bool) or (isinstance(value, numbers.Integral) and int(value) in (0, 1)):
+        return bool(value)
+    raise InvalidInputError(f"{what} must be True or False, got {value!r}")
+
+
 class Memory:
     """Long-term memory of one namespace (``user_id``) in the store folder ``path``.
 
     Args:
-        path: store folder (created if missing); default ``MEMORY_GRAPH_STORE`` or ``./.memory-graph``.
-        user_id: namespace; every read and write is confined to it.
+        path: store folder; default ``MEMORY_GRAPH_STORE`` or ``./.memory-graph``.
+        user_id: namespace; every read and write is confined to it (1 to 256 characters).
+        create: create the store when ``path`` holds none (default); False raises ``StoreNotFoundError`` instead
+            (the CLI's read-only commands use it, so a mistyped path is reported, not created empty).
         **overrides: any other ``Context`` field (``budget_tokens``, ``model``, ``trust``, ``linking``...).
 
+    Opening finishes any observation a crash left stored but not yet linked (see :meth:`resume`). The store
+    is held only during each call, so other processes may use the same folder.
+
     Raises:
-        ValueError: empty user_id, invalid option, or ``path`` is a file.
-        TypeError: an unknown option.
+        InvalidInputError: empty or invalid ``user_id``, an invalid option value, or ``path`` is a file.
+        TypeError: an unknown option name.
+        StoreNotFoundError: ``create=False`` and no store at ``path``.
+        StoreError: the folder holds a file that is not a memory-graph ledger.
+        StoreBusyError: another process held the store past the lock timeout.
 
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, path: str | Path | None = None, user_id: str = "default", **overrides: Any) -> None:
-        base = Context()
+    def __init__(self, path: str | Path | None = None, user_id: str = "default", create: bool = True,
+                 **overrides: Any) -> None:
+        self._closed = True
+        if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > MAX_USER_CHARS:
+            raise InvalidInputError(f"user_id must be a non-empty string of at most {MAX_USER_CHARS} characters")
+        _check_text(user_id, "user_id")
         if path is not None:
+            if not isinstance(path, (str, Path)) or not str(path).strip() or "\x00" in str(path):
+                raise InvalidInputError(f"path must be a folder path, got {path!r}")
             overrides["store_path"] = str(path)
-        self.context = base.replace(user_id=user_id, **overrides)
-        self.store = Store.open(self.context.store_path, self.context.embedding_model)
+        try:
+            self.context = Context().replace(user_id=user_id, **overrides)
+        except TypeError:
+            raise
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from None
+        self.store = Store.open(self.context.store_path, self.context.embedding_model, create=create)
         self._closed = False
+        try:
+            self.resume()
+        except BaseException:
+            self.close()
+            raise
 
     # ---- subgraph calls ------------------------------------------------------------------------
 
-    def _invoke(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError("Memory is closed")
+            raise ClosedError("Memory is closed")
+
+    def _invoke(self, payload: dict[str, Any]) -> dict[str, Any]:
+        self._check_open()
         return _graph().invoke(payload, context=self.context)  # type: ignore[no-any-return]
+
+    def resume(self) -> list[dict[str, Any]]:
+        """Form the memories of this namespace's observations that were stored but never linked (a process
+        killed between the two steps of a turn); a no-op when there are none. Returns what was formed."""
+        self._check_open()
+        if not self.store.ledger.query(
+            "SELECT 1 FROM observations WHERE namespace=? AND processed=0 AND speaker NOT IN ('assistant','tool') LIMIT 1",
+            (self.context.user_id,),
+        ):
+            return []
+        out = self._invoke({"resume": True})
+        return list(out.get("formed", []))
 
     def observe(
         self,
@@ -73,7 +150,7 @@ class Memory:
         Args:
             text: the message (non-empty, <= 20,000 characters, no NUL bytes).
             speaker: "user", "assistant", or a person's name; the assistant's words form no memories.
-            time: when it was said (datetime or ISO-8601; naive = UTC; default now).
+            time: when it was said (datetime or ISO-8601; naive = UTC; default now; years 1 to 9999 in UTC).
             ref: the caller's id of the message (kept as provenance).
 
         Returns:
@@ -82,15 +159,24 @@ class Memory:
             ``value``, ``scope``, ``kind``, ``valid_from`` (ISO UTC), ``ref``.
 
         Raises:
-            ValueError: empty, binary or oversized text, or an invalid time; nothing is written then.
+            InvalidInputError: empty, binary or oversized text, a field of the wrong type, or an invalid time;
+                nothing is written then.
+            ClosedError, StoreBusyError: see the class.
         """
         return self.observe_many([{"text": text, "speaker": speaker, "time": time, "ref": ref, "source": source,
                                    "session_id": session_id}])
 
     def observe_many(self, turns: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Observe several messages in one subgraph run (batched embedding; same validation as ``observe``)."""
+        """Observe several messages in one subgraph run (batched embedding; same validation and errors as
+        ``observe``: all turns are validated before any is written)."""
         from memory_graph.nodes import validate_observation
 
+        self._check_open()
+        if isinstance(turns, (str, bytes, dict)) or not isinstance(turns, Iterable):
+            raise InvalidInputError("turns must be an iterable of dicts")
+        turns = list(turns)
+        if not all(isinstance(t, dict) for t in turns):
+            raise InvalidInputError("each turn must be a dict with at least 'text'")
         observations = [validate_observation(t) for t in turns]  # validate all before writing any
         if not observations:
             return []
@@ -107,25 +193,36 @@ class Memory:
     ) -> Recall:
         """Recall memories for ``query`` under a token budget (see ``memory_graph.retrieval.recall``).
 
+        Args:
+            budget_tokens: tokens of the whole context block (1 to 1,000,000; default ``Context.budget_tokens``).
+            as_of: what was held at that time (datetime or ISO-8601; naive = UTC).
+            task: the task class whose learned usefulness applies (any short string).
+
         Returns:
             ``Recall`` with ``id`` (for :meth:`feedback`), ``context`` (the fenced block), ``items`` (best
             first), ``tokens_used`` and ``candidates`` (why each was chosen or dropped).
 
         Raises:
-            ValueError: empty query, non-positive budget or invalid ``as_of``.
+            InvalidInputError: empty query, a budget that is not a whole number in range, an invalid ``as_of``,
+                a ``task`` that is not a string.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must be a non-empty string")
+        self._check_open()
+        _check_text(query, "query")
         if budget_tokens is not None:
             from memory_graph.retrieval import check_budget
 
-            budget_tokens = check_budget(budget_tokens)  # ValueError for NaN, inf, fractions, < 1 or huge
+            try:
+                budget_tokens = check_budget(budget_tokens)
+            except ValueError as exc:
+                raise InvalidInputError(str(exc)) from None
         if as_of is not None:
             from memory_graph.timeutil import parse_time, to_iso
 
             as_of = to_iso(parse_time(as_of))
+        if task is not None:
+            task = _check_text(task, "task")[:200]
         out = self._invoke({"query": query, "budget_tokens": budget_tokens, "as_of": as_of, "task": task,
-                            "include_history": include_history})
+                            "include_history": _check_bool(include_history, "include_history")})
         return Recall.model_validate(out["recall"])
 
     def feedback(
@@ -152,9 +249,21 @@ class Memory:
         "replays": int}``.
 
         Raises:
-            KeyError: unknown recall in this namespace.
-            ValueError: the recall already has an outcome, or ``used_ids`` were not shown by it.
+            NotFoundError: unknown recall in this namespace.
+            InvalidInputError: the recall already has an outcome, ``used_ids`` were not shown by it, or an
+                argument has the wrong type.
         """
+        self._check_open()
+        recall_id = check_id(recall_id, "recall_id")
+        success = _check_bool(success, "success")
+        if used_ids is not None:
+            if isinstance(used_ids, (str, bytes)) or not isinstance(used_ids, (list, tuple, set)):
+                raise InvalidInputError("used_ids must be a list of memory ids")
+            used_ids = [check_id(u, "used_ids item") for u in used_ids]
+        if answer is not None and not isinstance(answer, str):
+            raise InvalidInputError(f"answer must be a string, got {type(answer).__name__}")
+        if replay is not None and not callable(replay):
+            raise InvalidInputError("replay must be callable")
         replays = 0
         if replay is not None and success and not used_ids and self.context.learning:
             shown, ambiguous = replay_candidates(self.store, self.context, recall_id, answer)
@@ -176,24 +285,28 @@ class Memory:
 
         Returns (for an id): ``id, text, kind, subject, attribute, value, scope, source, status, retention,
         valid_from, valid_to, confidence, provenance, supersedes, superseded_by, links, stats, events``.
+        The summary: ``namespace, observations, memories ({status: n}), recent (50 newest)``.
 
         Raises:
-            KeyError: no such memory in this namespace.
+            InvalidInputError: ``memory_id`` is not an id string.
+            NotFoundError: no such memory in this namespace.
         """
+        self._check_open()
         ns = self.context.user_id
         led = self.store.ledger
         if memory_id is None:
             counts = led.query("SELECT status, COUNT(*) AS n FROM memories WHERE namespace=? GROUP BY status", (ns,))
             recent = led.query(
                 "SELECT id, text, status, retention, valid_from, valid_to, scope FROM memories WHERE namespace=? "
-                "ORDER BY valid_from DESC, created_at DESC LIMIT 50", (ns,)
+                "ORDER BY valid_from DESC, created_at DESC, rowid DESC LIMIT 50", (ns,)
             )
             n_obs = led.query("SELECT COUNT(*) AS n FROM observations WHERE namespace=?", (ns,))[0]["n"]
             return {"namespace": ns, "observations": n_obs, "memories": {r["status"]: r["n"] for r in counts},
                     "recent": [dict(r) for r in recent]}
+        memory_id = check_id(memory_id)
         row = led.memory(ns, memory_id)
         if row is None:
-            raise KeyError(f"no memory {memory_id!r} in namespace {ns!r}")
+            raise NotFoundError(f"no memory {memory_id!r} in namespace {ns!r}")
         links = [dict(r) for r in led.links_of(ns, memory_id)]
         stats = led.stats(ns, [memory_id]).get(memory_id, {})
         return {
@@ -207,20 +320,32 @@ class Memory:
         }
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """The supersession chain through ``memory_id``, oldest first (each with status and dates)."""
+        """The supersession chain through ``memory_id``, oldest first: ``[{id, text, value, status, valid_from,
+        valid_to}]``.
+
+        Raises:
+            InvalidInputError: ``memory_id`` is not an id string.
+            NotFoundError: no such memory in this namespace.
+        """
+        self._check_open()
+        memory_id = check_id(memory_id)
         ns = self.context.user_id
         led = self.store.ledger
+        if led.memory(ns, memory_id) is None:
+            raise NotFoundError(f"no memory {memory_id!r} in namespace {ns!r}")
         chain = [memory_id]
         cur = memory_id
         while True:
-            back = led.query("SELECT dst_id FROM links WHERE namespace=? AND src_id=? AND type='supersedes'", (ns, cur))
+            back = led.query("SELECT dst_id FROM links WHERE namespace=? AND src_id=? AND type='supersedes' "
+                             "ORDER BY created_at, rowid", (ns, cur))
             if not back or back[0]["dst_id"] in chain:
                 break
             cur = back[0]["dst_id"]
             chain.insert(0, cur)
         cur = memory_id
         while True:
-            fwd = led.query("SELECT src_id FROM links WHERE namespace=? AND dst_id=? AND type='supersedes'", (ns, cur))
+            fwd = led.query("SELECT src_id FROM links WHERE namespace=? AND dst_id=? AND type='supersedes' "
+                            "ORDER BY created_at, rowid", (ns, cur))
             if not fwd or fwd[0]["src_id"] in chain:
                 break
             cur = fwd[0]["src_id"]
@@ -231,20 +356,27 @@ class Memory:
     def forget(self, memory_id: str, hard: bool = False) -> dict[str, Any]:
         """Retract a memory (``hard=False``: kept in history, never recalled as current) or erase it.
 
-        ``hard=True`` erases the memory, the observations it came from (their text), the memories derived
-        from those observations, their links, events, statistics and index records, then VACUUMs the
-        database so the text is gone from disk.
+        ``hard=True`` erases, from every file of the store folder: the memory, the observations it came from,
+        the memories formed from them, every other observation of the namespace that quotes them (an answer that
+        listed the memory, a message quoting its text or a distinctive value) and what was formed from those;
+        their links, events, statistics, index vectors (Chroma's log included) and the recall records whose
+        query quoted them; the namespace's chat threads lose the messages that quote them. See
+        ``memory_graph.store.erase``.
 
-        Returns: ``{"forgotten": [memory ids], "observations": [observation ids erased], "hard": bool}``.
+        Returns: ``{"forgotten": [memory ids], "observations": [observation ids erased], "hard": bool,
+        "threads": threads rewritten (hard only)}``.
 
         Raises:
-            KeyError: no such memory in this namespace.
+            InvalidInputError: ``memory_id`` is not an id string, or ``hard`` is not a bool.
+            NotFoundError: no such memory in this namespace.
         """
+        self._check_open()
+        memory_id = check_id(memory_id)
+        hard = _check_bool(hard, "hard")
         ns = self.context.user_id
         led = self.store.ledger
-        row = led.memory(ns, memory_id)
-        if row is None:
-            raise KeyError(f"no memory {memory_id!r} in namespace {ns!r}")
+        if led.memory(ns, memory_id) is None:
+            raise NotFoundError(f"no memory {memory_id!r} in namespace {ns!r}")
         if not hard:
             with self.store.write_lock, led.tx() as cur:
                 cur.execute(
@@ -254,38 +386,31 @@ class Memory:
                 led.add_event(cur, ns, memory_id, "status:retracted", reason="forget (soft)")
             self.store.sync_metadata([memory_id])
             return {"forgotten": [memory_id], "observations": [], "hard": False}
-        obs_ids = [r["observation_id"] for r in led.query("SELECT observation_id FROM provenance WHERE namespace=? AND memory_id=?", (ns, memory_id))]
-        mem_ids = {memory_id}
-        mem_ids |= {r["memory_id"] for r in led.query_in(
-            "SELECT memory_id FROM provenance WHERE namespace=? AND observation_id IN ({marks})", ns, obs_ids)}
-        mids = sorted(mem_ids)
-        mmarks = ",".join("?" * len(mids))
-        with self.store.write_lock, led.tx() as cur:
-            cur.execute(f"DELETE FROM provenance WHERE namespace=? AND memory_id IN ({mmarks})", (ns, *mids))
-            cur.execute(f"DELETE FROM links WHERE namespace=? AND (src_id IN ({mmarks}) OR dst_id IN ({mmarks}))", (ns, *mids, *mids))
-            cur.execute(f"DELETE FROM events WHERE namespace=? AND memory_id IN ({mmarks})", (ns, *mids))
-            cur.execute(f"DELETE FROM stats WHERE namespace=? AND memory_id IN ({mmarks})", (ns, *mids))
-            cur.execute(f"DELETE FROM memories WHERE namespace=? AND id IN ({mmarks})", (ns, *mids))
-            if obs_ids:
-                omarks = ",".join("?" * len(obs_ids))
-                cur.execute(f"DELETE FROM observations WHERE namespace=? AND id IN ({omarks})", (ns, *obs_ids))
-            # recall records keep queries and ids only; scrub erased ids from their candidate lists
-            for rec in cur.execute("SELECT id, candidates, chosen FROM recalls WHERE namespace=?", (ns,)).fetchall():
-                cands = [c for c in json.loads(rec["candidates"]) if c.get("id") not in mem_ids]
-                chosen = [c for c in json.loads(rec["chosen"]) if c not in mem_ids]
-                cur.execute("UPDATE recalls SET candidates=?, chosen=? WHERE id=?", (json.dumps(cands), json.dumps(chosen), rec["id"]))
-            led.add_event(cur, ns, None, "hard_forget", memories=len(mids), observations=len(obs_ids))
-        VectorIndex.delete(self.store.index.memories, mids)
-        VectorIndex.delete(self.store.index.observations, obs_ids)
-        led.vacuum()
-        return {"forgotten": mids, "observations": obs_ids, "hard": True}
+        with self.store.session():
+            mids, obs_ids, needles = erase_mod.plan(led, ns, memory_id)
+            refs = {r["ref"] for r in led.query_in("SELECT ref FROM observations WHERE namespace=? AND id IN ({marks})",
+                                                   ns, obs_ids) if r["ref"]}
+            with led.tx() as cur:
+                erase_mod.apply(cur, ns, mids, obs_ids, needles)
+                led.add_event(cur, ns, None, "hard_forget", memories=len(mids), observations=len(obs_ids))
+            self.store.reconcile()  # drops the queued index records and purges their vectors from Chroma's files
+            led.vacuum()
+            threads = scrub_threads(self.store.path, ns, needles, refs)
+        return {"forgotten": mids, "observations": obs_ids, "hard": True, "threads": threads}
 
     def search_observations(self, query: str, k: int = 10) -> list[dict[str, Any]]:
-        """Raw observations most similar to ``query`` (observations stay searchable): ``[{id, text, speaker, time, ref, similarity}]``."""
-        if not query.strip():
-            raise ValueError("query must be a non-empty string")
+        """Raw observations most similar to ``query`` (observations stay searchable):
+        ``[{id, text, speaker, time, ref, similarity}]``, at most ``k`` (1 to 1000).
+
+        Raises:
+            InvalidInputError: empty or non-string query, ``k`` not a whole number in range.
+        """
+        self._check_open()
+        _check_text(query, "query")
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= int(k) <= MAX_K:
+            raise InvalidInputError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
         ns = self.context.user_id
-        hits = VectorIndex.search(self.store.index.observations, self.store.embed([query])[0], ns, k)
+        hits = self.store.search_observations(self.store.embed([query])[0], ns, int(k))
         rows = {r["id"]: r for r in self.store.ledger.query_in(
             "SELECT * FROM observations WHERE namespace=? AND id IN ({marks})", ns, [h[0] for h in hits])}
         return [{**{k2: rows[i][k2] for k2 in ("id", "text", "speaker", "time", "ref")}, "similarity": round(s, 4)} for i, s in hits if i in rows]
@@ -301,5 +426,3 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_graph.config import Context
+from memory_graph.errors import InvalidInputError, NotFoundError
 from memory_graph.linking import end_memory, vote
 from memory_graph.store import Ledger, Store, new_id, now_iso
 
@@ -80,15 +81,15 @@ def replay_candidates(store: Store, ctx: Context, recall_id: str, answer: str | 
     At most ``MAX_REPLAYS`` are returned, in the order shown.
 
     Raises:
-        KeyError: no such recall in this namespace.
-        ValueError: the recall already has an outcome.
+        NotFoundError (a KeyError): no such recall in this namespace.
+        InvalidInputError (a ValueError): the recall already has an outcome.
     """
     ns = ctx.user_id
     rec = store.ledger.query("SELECT chosen, outcome FROM recalls WHERE namespace=? AND id=?", (ns, recall_id))
     if not rec:
-        raise KeyError(f"no recall {recall_id!r} in namespace {ns!r}")
+        raise NotFoundError(f"no recall {recall_id!r} in namespace {ns!r}")
     if rec[0]["outcome"] is not None:
-        raise ValueError(f"recall {recall_id!r} already has an outcome ({rec[0]['outcome']})")
+        raise InvalidInputError(f"recall {recall_id!r} already has an outcome ({rec[0]['outcome']})")
     shown: list[str] = json.loads(rec[0]["chosen"])
     rows = store.ledger.memories(ns, shown)
     used = used_memories(rows, answer, None)
@@ -114,20 +115,20 @@ def apply_feedback(
     Returns ``{"recall_id", "success", "credited": {id: w}, "blamed": {id: w}, "transitions": [...]}``.
 
     Raises:
-        KeyError: no such recall in this namespace.
-        ValueError: the recall already has an outcome, or ``used_ids`` names a memory it did not show.
+        NotFoundError (a KeyError): no such recall in this namespace.
+        InvalidInputError (a ValueError): the recall already has an outcome, or ``used_ids`` names a memory it did not show.
     """
     ns = ctx.user_id
     rec = store.ledger.query("SELECT * FROM recalls WHERE namespace=? AND id=?", (ns, recall_id))
     if not rec:
-        raise KeyError(f"no recall {recall_id!r} in namespace {ns!r}")
+        raise NotFoundError(f"no recall {recall_id!r} in namespace {ns!r}")
     recall_row = rec[0]
     if recall_row["outcome"] is not None:
-        raise ValueError(f"recall {recall_id!r} already has an outcome ({recall_row['outcome']})")
+        raise InvalidInputError(f"recall {recall_id!r} already has an outcome ({recall_row['outcome']})")
     shown: list[str] = json.loads(recall_row["chosen"])
     unknown = [m for m in used_ids or [] if m not in shown]
     if unknown:
-        raise ValueError(f"used_ids not shown by recall {recall_id!r}: {unknown}")
+        raise InvalidInputError(f"used_ids not shown by recall {recall_id!r}: {unknown}")
     rows = store.ledger.memories(ns, shown)
     used = used_memories(rows, answer, used_ids, tool_args)
     weight = 1.0 if origin == "explicit" else 0.5
@@ -140,7 +141,7 @@ def apply_feedback(
         claimed = cur.execute("UPDATE recalls SET outcome=? WHERE namespace=? AND id=? AND outcome IS NULL",
                               ("success" if success else "failure", ns, recall_id)).rowcount
         if not claimed:  # another feedback won the race since the check above; the transaction rolls back
-            raise ValueError(f"recall {recall_id!r} already has an outcome")
+            raise InvalidInputError(f"recall {recall_id!r} already has an outcome")
         cur.execute(
             "INSERT INTO feedback(id, namespace, recall_id, success, used_ids, origin, created_at) VALUES (?,?,?,?,?,?,?)",
             (new_id(), ns, recall_id, int(success), json.dumps(sorted(used)), origin, now_iso()),

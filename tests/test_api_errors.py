@@ -1,0 +1,116 @@
+"""Every failure of the public API is a documented error of the project's hierarchy (``MemoryGraphError``):
+bad arguments of any type, unknown ids, extreme dates, a closed memory. Nothing else escapes, and a rejected
+call writes nothing."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory_graph import Memory
+from memory_graph.errors import ClosedError, InvalidInputError, MemoryGraphError, NotFoundError
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    with Memory(tmp_path_factory.mktemp("api") / "s", user_id="fuzz") as m:
+        m.observe("I live in Berlin.", time="2024-01-01T00:00:00")
+        yield m
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.inspect([]),
+        lambda m: m.history([]),
+        lambda m: m.forget([]),
+        lambda m: m.feedback([], True),
+        lambda m: m.inspect(10**30),
+        lambda m: m.search_observations(None),
+        lambda m: m.observe("x", time="9999-12-31T23:59:59-01:00"),
+        lambda m: m.recall("x", as_of="0001-01-01T00:00:00+01:00"),
+        lambda m: m.observe(b"bytes"),
+        lambda m: m.observe_many("not turns"),
+        lambda m: m.recall("x", budget_tokens="many"),
+        lambda m: m.recall("x", include_history="yes"),
+        lambda m: m.search_observations("x", k=10**9),
+        lambda m: m.feedback("abc", "yes"),
+        lambda m: m.forget("abc", hard="yes"),
+    ],
+)
+def test_reported_reproductions_raise_invalid_input(shared: Memory, call: Any) -> None:
+    before = shared.inspect()
+    with pytest.raises(InvalidInputError):
+        call(shared)
+    assert shared.inspect() == before  # nothing was written
+
+
+@pytest.mark.parametrize("call", [lambda m: m.inspect("nosuchid"), lambda m: m.history("nosuchid"),
+                                  lambda m: m.forget("nosuchid"), lambda m: m.feedback("nosuchid", True)])
+def test_unknown_ids_are_not_found(shared: Memory, call: Any) -> None:
+    with pytest.raises(NotFoundError):
+        call(shared)
+
+
+def test_another_namespace_is_not_found_either(tmp_path: Path) -> None:
+    with Memory(tmp_path / "s", user_id="alice") as alice:
+        mid = alice.observe("My pin code is zeta1234.")[0]["id"]
+        rid = alice.recall("pin code").id
+    with Memory(tmp_path / "s", user_id="bob") as bob:
+        for call in (lambda: bob.inspect(mid), lambda: bob.history(mid), lambda: bob.forget(mid, hard=True),
+                     lambda: bob.feedback(rid, True)):
+            with pytest.raises(NotFoundError):
+                call()
+    with Memory(tmp_path / "s", user_id="alice") as alice:
+        assert alice.inspect(mid)["status"] == "current"
+
+
+def test_a_closed_memory_says_so(tmp_path: Path) -> None:
+    m = Memory(tmp_path / "s", user_id="u")
+    m.close()
+    m.close()  # idempotent
+    with pytest.raises(ClosedError):
+        m.recall("anything")
+
+
+def test_bad_constructor_arguments(tmp_path: Path) -> None:
+    for kwargs in ({"user_id": ""}, {"user_id": None}, {"user_id": "x" * 300}, {"budget_tokens": -1},
+                   {"trust": "everyone"}, {"user_id": "\ud800"}):
+        with pytest.raises(InvalidInputError):
+            Memory(tmp_path / "s", **kwargs)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InvalidInputError):
+        Memory(tmp_path / "file", user_id="u")
+
+
+values = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=30), st.binary(max_size=10),
+    st.lists(st.text(max_size=5), max_size=3), st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2),
+    st.sampled_from(["", " ", "\x00", "\ud800", "9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00",
+                     "2024-13-45", "yesterday", "1.27", "Ben", "x" * 30_000]),
+)
+METHODS = {
+    "observe": lambda m, a, b: m.observe(a, time=b),
+    "observe_speaker": lambda m, a, b: m.observe("I like tea.", speaker=a, ref=b),
+    "recall": lambda m, a, b: m.recall(a, as_of=b),
+    "recall_budget": lambda m, a, b: m.recall("where", budget_tokens=a, task=b),
+    "feedback": lambda m, a, b: m.feedback(a, b),
+    "feedback_used": lambda m, a, b: m.feedback("abc", True, used_ids=a, answer=b),
+    "inspect": lambda m, a, b: m.inspect(a),
+    "history": lambda m, a, b: m.history(a),
+    "forget": lambda m, a, b: m.forget(a, hard=b),
+    "search": lambda m, a, b: m.search_observations(a, k=b),
+}
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(method=st.sampled_from(sorted(METHODS)), a=values, b=values)
+def test_fuzzed_arguments_raise_only_documented_errors(shared: Memory, method: str, a: Any, b: Any) -> None:
+    with contextlib.suppress(MemoryGraphError):
+        METHODS[method](shared, a, b)
