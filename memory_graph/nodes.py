@@ -12,9 +12,11 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langgraph.runtime import Runtime
 
 from memory_graph import credit as credit_mod
+from memory_graph import deadline as deadline_mod
 from memory_graph import linking, llm_linker, retrieval
 from memory_graph.chat_model import make_chat_model
 from memory_graph.config import Context
+from memory_graph.errors import InvalidInputError
 from memory_graph.extract import llm as llm_extractor
 from memory_graph.extract import rules
 from memory_graph.records import MemoryRecord, Observation
@@ -26,7 +28,7 @@ MAX_OBSERVATION_CHARS = 20_000
 
 
 def get_store(ctx: Context) -> Store:
-    """The shared store of the context (opened on first use, kept open for the process)."""
+    """The shared store of the context (opened on first use; it holds no lock between operations)."""
     return Store.get(ctx.store_path, ctx.embedding_model)
 
 
@@ -68,22 +70,27 @@ def _pending_messages(store: Store, ns: str, messages: list[AnyMessage]) -> list
 
 
 def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
-    """Normalise one observation dict; raises ``ValueError`` on empty/binary/huge text, a text, speaker,
-    source, ref or session id that cannot be stored as UTF-8 (lone surrogates), or a bad time."""
+    """Normalise one observation dict; raises ``InvalidInputError`` (a ValueError) on empty/binary/huge text, a
+    text, speaker, source, ref or session id that is not a string or cannot be stored as UTF-8 (lone surrogates),
+    or a bad time."""
     text = obs.get("text")
     if not isinstance(text, str):
-        raise ValueError("observation text must be a string")
+        raise InvalidInputError("observation text must be a string")
     if "\x00" in text:
-        raise ValueError("observation text contains NUL bytes (binary data is not accepted)")
+        raise InvalidInputError("observation text contains NUL bytes (binary data is not accepted)")
     text = text.strip()
     if not text:
-        raise ValueError("observation text is empty")
+        raise InvalidInputError("observation text is empty")
     _check_unicode("text", text)
     for name in ("speaker", "source", "ref", "session_id"):
         if obs.get(name) is not None:
-            _check_unicode(name, str(obs[name]))
+            if not isinstance(obs[name], str):
+                raise InvalidInputError(f"observation {name} must be a string, got {type(obs[name]).__name__}")
+            if len(obs[name]) > 1000:
+                raise InvalidInputError(f"observation {name} is {len(obs[name])} characters; the limit is 1000")
+            _check_unicode(name, obs[name])
     if len(text) > MAX_OBSERVATION_CHARS:
-        raise ValueError(f"observation text is {len(text)} characters; the limit is {MAX_OBSERVATION_CHARS}")
+        raise InvalidInputError(f"observation text is {len(text)} characters; the limit is {MAX_OBSERVATION_CHARS}")
     speaker = str(obs.get("speaker") or "user").strip() or "user"
     time = to_iso(parse_time(obs.get("time")))
     return {
@@ -93,11 +100,11 @@ def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_unicode(name: str, value: str) -> None:
-    """Raise ``ValueError`` when ``value`` cannot be stored as UTF-8 (a lone surrogate)."""
+    """Raise ``InvalidInputError`` when ``value`` cannot be stored as UTF-8 (a lone surrogate)."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValueError(f"observation {name} is not valid Unicode ({exc.reason} at position {exc.start})") from None
+        raise InvalidInputError(f"observation {name} is not valid Unicode ({exc.reason} at position {exc.start})") from None
 
 
 def route(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -106,11 +113,13 @@ def route(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     newest_human = next((m for m in reversed(state.messages) if isinstance(m, HumanMessage)), None)
     if state.feedback or (state.last_recall_id and newest_human is not None):
         plan.append("credit")
-    if state.observations or state.messages:
+    if state.observations or state.messages or state.resume:
         plan.append("extract")
     if state.query.strip() or newest_human is not None:
         plan.append("retrieve")
-    return {"plan": plan}
+    # one deadline for every model call of this run (extraction, LLM linker); a caller's is used as given
+    ctx = _ctx(runtime)
+    return {"plan": plan, "turn_deadline": deadline_mod.resolve(state.deadline, ctx.model_deadline_s), "deadline": None}
 
 
 def credit(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -159,6 +168,15 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
             if key in known and not known[key]["processed"]
         ]
         observations = [o for o in observations if (o["ref"], o["text"]) not in known]
+    # observations a crash left stored but unlinked (this namespace; people's turns are re-read, others only
+    # marked processed by the link node)
+    seen = {o.id for o in reprocess}
+    reprocess += [
+        Observation(**{k: r[k] for k in ("id", "text", "speaker", "source", "time", "session_id", "ref")})
+        for r in store.ledger.query(
+            "SELECT * FROM observations WHERE namespace=? AND processed=0 ORDER BY time, rowid LIMIT 256", (ctx.user_id,))
+        if r["id"] not in seen
+    ]
     if not observations and not reprocess:
         return {"extracted": [], "observations": [], "observed": []}
     stored: list[Observation] = list(reprocess)
@@ -171,7 +189,7 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
                 (obs.id, ctx.user_id, obs.text, obs.speaker, obs.source, obs.time, obs.session_id, obs.ref, now_iso()),
             )
             stored.append(obs)
-    model = make_chat_model(ctx.model, ctx.base_url) if ctx.model else None
+    model = make_chat_model(ctx.model, ctx.base_url, deadline=state.turn_deadline, budget_s=ctx.model_deadline_s) if ctx.model else None
     records: list[MemoryRecord] = []
     for obs in stored:
         records.extend(llm_extractor.extract(model, obs) if model is not None else rules.extract(obs))
@@ -186,7 +204,7 @@ def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = _ctx(runtime)
     store = get_store(ctx)
     records = [MemoryRecord.model_validate(r) for r in state.extracted]
-    model = make_chat_model(ctx.model, ctx.base_url) if ctx.model and ctx.llm_linker and ctx.linking else None
+    model = make_chat_model(ctx.model, ctx.base_url, deadline=state.turn_deadline, budget_s=ctx.model_deadline_s) if ctx.model and ctx.llm_linker and ctx.linking else None
     proposals = llm_linker.propose_all(model, store, ctx.user_id, records) if model is not None else {}
     actions = linking.link_records(store, ctx, records, processed=state.observed, proposals=proposals)
     formed = []

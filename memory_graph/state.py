@@ -7,6 +7,9 @@ Input keys (all optional):
   as_of, task, include_history, budget_tokens   recall options (as_of ISO-8601; budget in tokens)
   feedback         ``{recall_id, success, used_ids?, answer?}`` explicit outcome of an earlier recall
   last_recall_id   the recall the previous answer used (the agent keeps it; enables inferred credit)
+  resume           True: only finish observations a crash left stored but unlinked (``Memory`` does it on open)
+  deadline         absolute time (epoch seconds, ``time.time()``) by which this run's model calls (extraction,
+                   LLM linker) must end; None: now + ``Context.model_deadline_s`` (see ``memory_graph.deadline``)
 Output keys:
   memory_context   the fenced context block (never appended to ``messages``)
   recall           the recall record (``Recall.model_dump()``), ``formed`` (memories formed this turn),
@@ -35,6 +38,8 @@ class MemoryInput:
     budget_tokens: int | None = None
     feedback: dict[str, Any] | None = None
     last_recall_id: str | None = None
+    resume: bool = False  # form the memories of this namespace's stored-but-unlinked observations (after a crash)
+    deadline: float | None = None
 
 
 @dataclass(kw_only=True)
@@ -55,3 +60,4 @@ class MemoryState(MemoryInput, MemoryOutput):
     extracted: list[dict[str, Any]] = field(default_factory=list)
     observed: list[str] = field(default_factory=list)  # observation ids stored by this run (not recalled by it)
     plan: list[str] = field(default_factory=list)
+    turn_deadline: float | None = None  # this run's deadline (epoch seconds), set by ``route`` from ``deadline``

@@ -100,3 +100,32 @@ def test_langgraph_dev_serves_agent_and_memory(server: tuple[str, Path]) -> None
     with sqlite3.connect(store / "ledger.sqlite3") as db:
         namespaces = {row[0] for row in db.execute("SELECT DISTINCT namespace FROM observations")}
     assert namespaces == {"dev-user"}
+
+
+def test_langgraph_dev_and_the_cli_share_one_store(server: tuple[str, Path], tmp_path: Path) -> None:
+    """The server holds the store only during each operation: the CLI can read and write the same store while
+    ``langgraph dev`` runs, and each sees the other's writes (no stale vector index in either process)."""
+    import sys
+
+    from langgraph_sdk import get_sync_client
+
+    url, store = server
+    client = get_sync_client(url=url)
+    context: dict[str, Any] = {"user_id": "dev-user"}
+    human = {"role": "human", "content": "I live in Lisbon."}
+    client.runs.wait(client.threads.create()["thread_id"], "agent", input={"messages": [human]}, context=context)
+
+    env = {**os.environ, "MEMORY_GRAPH_LOCK_TIMEOUT": "30"}
+    cli = [sys.executable, "-m", "memory_graph.cli"]
+    facts = tmp_path / "facts.jsonl"
+    facts.write_text('{"speaker": "user", "text": "I moved to Porto.", "time": "2030-01-01T00:00:00Z"}\n')
+    ingest = subprocess.run([*cli, "ingest", str(facts), "--store", str(store), "--user", "dev-user"],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert ingest.returncode == 0, ingest.stderr
+    ask = subprocess.run([*cli, "ask", "Where do I live?", "--history", "--store", str(store), "--user", "dev-user"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert ask.returncode == 0, ask.stderr
+    assert "Lisbon" in ask.stdout and "Porto" in ask.stdout  # the server's write, seen by the CLI
+
+    out = client.runs.wait(None, "memory", input={"query": "Where does the user live?"}, context=context)
+    assert isinstance(out, dict) and "Porto" in out["memory_context"]  # the CLI's write, seen by the server

@@ -234,7 +234,7 @@ def test_two_processes_write_one_store(tmp_path: Path, conversation: list[dict[s
     with Memory(tmp_path / "s", user_id="dana") as m:
         assert m.inspect()["observations"] == len(conversation)
         n_ledger = m.store.ledger.query("SELECT COUNT(*) AS n FROM memories")[0]["n"]
-        assert m.store.index.memories.count() == n_ledger
+        assert m.store.index_counts()["memories"] == n_ledger
 
 
 def test_interrupted_observe_is_completed_when_the_message_comes_again(mem: Memory) -> None:
@@ -249,17 +249,37 @@ def test_interrupted_observe_is_completed_when_the_message_comes_again(mem: Memo
     assert mem.observe("I work at Acme Robotics.", ref="m7", time="2024-01-01T00:00:00") == []
 
 
-def test_a_second_process_waits_for_the_store(tmp_path: Path) -> None:
+def test_an_idle_open_store_does_not_block_another_process(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    with Memory(tmp_path / "s", user_id="u") as m:
+        m.observe("I live in Lisbon.", time="2024-01-01T00:00:00")
+        code = (f"from memory_graph import Memory\nwith Memory({str(tmp_path / 's')!r}, user_id='u') as m:\n"
+                "    m.observe('I moved to Porto.', time='2024-06-01T00:00:00')\n"
+                "    print(m.recall('Where does the user live?').items[0].text)")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert "Porto" in proc.stdout
+        # this process sees the other one's write (its index client is refreshed, not stale)
+        assert "Porto" in m.recall("Where does the user live?").items[0].text
+
+
+def test_a_busy_store_names_the_process_that_holds_it(tmp_path: Path) -> None:
     import os
     import subprocess
     import sys
 
     with Memory(tmp_path / "s", user_id="u") as m:
         m.observe("I live in Lisbon.")
-        code = f"from memory_graph import Memory; Memory({str(tmp_path / 's')!r}, user_id='u')"
+        code = (f"from memory_graph import Memory\nfrom memory_graph.errors import StoreBusyError\n"
+                f"try:\n    Memory({str(tmp_path / 's')!r}, user_id='u').recall('where')\n"
+                "except StoreBusyError as e:\n    print('BUSY', e)")
         env = {**os.environ, "MEMORY_GRAPH_LOCK_TIMEOUT": "1"}
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-        assert proc.returncode != 0 and "in use by another process" in proc.stderr
+        with m.store.session():  # this process is in the middle of an operation
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        assert "BUSY" in proc.stdout, proc.stderr
+        assert f"pid {os.getpid()}" in proc.stdout and "in use by" in proc.stdout
 
 
 def test_raw_messages_are_recalled_but_not_questions(mem: Memory) -> None:

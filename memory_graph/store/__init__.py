@@ -1,53 +1,59 @@
 """Storage: the SQLite ledger (source of truth) plus the Chroma index derived from it.
 
-``Store.open(path)`` returns the process-wide store for a folder (one SQLite connection, one Chroma client,
-one embedder per process) and reconciles the index with the ledger: rows written to the ledger but not yet
-indexed (``indexed = 0``, e.g. after a crash) are embedded and upserted, and index records whose ledger row
-is gone (hard-deleted) are dropped.
+``Store.open(path)`` returns the process-wide store object of a folder (one SQLite connection, one Chroma
+client, one embedder per process). Several processes may use one store folder at once: nothing is held while
+a process is idle. Every operation runs inside :meth:`Store.session`, which holds the folder's lock (a file
+lock across processes, an ``RLock`` across threads) only for that operation, and on entry reopens the Chroma
+client when another process changed the index since this process last looked (Chroma's ``PersistentClient``
+keeps its vector index in memory, so a client left open would not see the other process's writes).
+
+Opening reconciles the index with the ledger in O(rows to fix): rows written to the ledger but not yet indexed
+(``indexed = 0``, e.g. after a crash) are embedded and upserted, and index records queued for deletion in
+``index_deletes`` (by a hard delete's transaction) are dropped. A row that cannot be indexed (an unreadable
+date written by an older version) is skipped and reported, never raised: one bad row cannot stop a store from
+opening.
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
+import json
+import logging
 import os
+import shutil
+import socket
+import sqlite3
+import sys
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 from filelock import FileLock, Timeout
 
 from memory_graph.embeddings import Embedder, get_embedder
+from memory_graph.errors import InvalidInputError, StoreBusyError, StoreError, StoreNotFoundError
 from memory_graph.store.index import FAR_FUTURE, VectorIndex
 from memory_graph.store.ledger import Ledger, new_id, now_iso, short_id
 from memory_graph.timeutil import to_epoch
 
 __all__ = ["StoreBusyError", "Store", "Ledger", "VectorIndex", "new_id", "now_iso", "short_id"]
 
-PROCESS_LOCK_TIMEOUT_S = float(os.environ.get("MEMORY_GRAPH_LOCK_TIMEOUT", "300"))
+log = logging.getLogger(__name__)
 
+LOCK_TIMEOUT_S = float(os.environ.get("MEMORY_GRAPH_LOCK_TIMEOUT", "120"))
+"""Seconds a process waits for another one's operation on the same store before ``StoreBusyError``."""
 
-class StoreBusyError(RuntimeError):
-    """Another process holds the store folder."""
+EMBED_CACHE_SIZE = 4096
+"""Texts whose vectors a store keeps between calls (the link node reuses the extract node's vectors)."""
 
+LEDGER_FILE = "ledger.sqlite3"
+COMPACTING = "chroma.compacting"
 
 _OPEN: dict[tuple[str, str], Store] = {}
 _OPEN_LOCK = threading.Lock()
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _locked(method: F) -> F:
-    """Run a Store method holding the store's inter-process write lock."""
-
-    @functools.wraps(method)
-    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
-        with self.write_lock:
-            return method(self, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
 
 
 def memory_metadata(row: Any) -> dict[str, Any]:
@@ -63,42 +69,60 @@ def memory_metadata(row: Any) -> dict[str, Any]:
     }
 
 
+def _owner_line() -> str:
+    """Who is taking the lock: pid, host and command line (shown to a process that waits too long)."""
+    return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(sys.argv)[:300],
+                       "since": now_iso()})
+
+
 class Store:
-    """Ledger + index + embedder for one store folder. Use :meth:`open`; call :meth:`release` when done."""
+    """Ledger + index + embedder for one store folder. Use :meth:`open`; call :meth:`release` when done.
+
+    Raises (from the constructor):
+        StoreError: the ledger file is not a SQLite database of this project.
+        StoreBusyError: another process held the store past ``LOCK_TIMEOUT_S`` while this one opened it.
+    """
 
     def __init__(self, path: Path, embedding_model: str = "") -> None:
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
-        # One process at a time owns a store folder: Chroma's PersistentClient keeps index state in memory
-        # and is not safe for several processes at once. A second process waits for the first to close the
-        # store, then fails with a clear error (use Chroma's HttpClient to share an index between processes).
-        self.process_lock = FileLock(str(path / ".process.lock"), timeout=PROCESS_LOCK_TIMEOUT_S, thread_local=False)
-        try:
-            self.process_lock.acquire()
-        except Timeout:
-            raise StoreBusyError(
-                f"store {str(path)!r} is in use by another process (waited {PROCESS_LOCK_TIMEOUT_S:.0f} s)"
-            ) from None
-        self.ledger = Ledger(path / "ledger.sqlite3")
-        self.index = VectorIndex(path / "chroma")
         self.embedding_model = embedding_model
         self._embedder: Embedder | None = None
         self._vectors: dict[str, np.ndarray] = {}
         self.refs = 0
-        # one writer at a time across threads and processes (re-entrant within a thread)
-        self.write_lock = FileLock(str(path / ".write.lock"), timeout=120)
-        self.reconcile()
+        # the folder lock: a file lock between processes (counted, so re-entrant) plus an RLock between threads
+        self._file_lock = FileLock(str(path / ".store.lock"), timeout=LOCK_TIMEOUT_S, thread_local=False)
+        self._owner_file = path / ".store.lock.owner"
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._index: VectorIndex | None = None
+        self._index_generation: int | None = None  # the ledger's index generation this process's client saw
+        self._index_written = False
+        try:
+            self.ledger = Ledger(path / LEDGER_FILE)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"store {str(path)!r}: {LEDGER_FILE} is not a memory-graph ledger ({exc})") from None
+        self.last_reconcile = self.reconcile()
+
+    # ---- lifecycle ---------------------------------------------------------------------------------------
 
     @classmethod
-    def get(cls, path: str | Path, embedding_model: str = "") -> Store:
-        """The shared store of ``path`` (opened and reconciled on first use, created when missing).
+    def get(cls, path: str | Path, embedding_model: str = "", create: bool = True) -> Store:
+        """The shared store of ``path`` in this process (opened and reconciled on first use).
 
         Raises:
-            ValueError: ``path`` exists and is not a folder.
+            InvalidInputError: ``path`` exists and is not a folder, or is not a usable path.
+            StoreNotFoundError: ``create`` is False and ``path`` holds no store.
+            StoreError: the folder holds a file that is not a memory-graph ledger.
         """
-        folder = Path(path).expanduser().resolve()
+        try:
+            folder = Path(path).expanduser().resolve()
+        except (OSError, RuntimeError, ValueError, TypeError) as exc:
+            raise InvalidInputError(f"store path {path!r} is not a usable path ({exc})") from None
         if folder.exists() and not folder.is_dir():
-            raise ValueError(f"store path {str(folder)!r} exists and is not a folder")
+            raise InvalidInputError(f"store path {str(folder)!r} exists and is not a folder")
+        if not create and not (folder / LEDGER_FILE).is_file():
+            raise StoreNotFoundError(f"store {str(folder)!r} does not exist (a command that writes creates it)")
         key = (str(folder), embedding_model)
         with _OPEN_LOCK:
             store = _OPEN.get(key)
@@ -108,22 +132,104 @@ class Store:
             return store
 
     @classmethod
-    def open(cls, path: str | Path, embedding_model: str = "") -> Store:
+    def open(cls, path: str | Path, embedding_model: str = "", create: bool = True) -> Store:
         """Like :meth:`get`, taking a reference that :meth:`release` gives back."""
-        store = cls.get(path, embedding_model)
+        store = cls.get(path, embedding_model, create=create)
         with _OPEN_LOCK:
             store.refs += 1
         return store
 
     def release(self) -> None:
-        """Drop one reference; the last one closes the SQLite connection."""
+        """Drop one reference; the last one closes the SQLite connection and the Chroma client."""
         with _OPEN_LOCK:
             self.refs -= 1
             if self.refs <= 0:
                 _OPEN.pop((str(self.path), self.embedding_model), None)
-                self.ledger.close()
-                self.index.close()
-                self.process_lock.release()
+                with self._thread_lock:
+                    self._close_index()
+                    self.ledger.close()
+
+    # ---- the folder lock -----------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Store]:
+        """Hold the store for one operation (re-entrant). Other processes and threads wait until it ends.
+
+        On the outermost entry, the Chroma client is reopened when another process wrote to the index since this
+        process last held the lock. Writes to the index inside the session bump the ledger's index generation
+        when the session ends, which tells the other processes to reopen theirs.
+
+        Raises:
+            StoreBusyError: another process held the lock for ``LOCK_TIMEOUT_S`` seconds; the message names it.
+        """
+        with self._thread_lock:
+            if self._depth == 0:
+                self._acquire_file_lock()
+                try:
+                    self._refresh_index()
+                except BaseException:
+                    self._file_lock.release()
+                    raise
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    try:
+                        if self._index_written:
+                            self._index_generation = self.ledger.bump_index_generation()
+                            self._index_written = False
+                    finally:
+                        self._file_lock.release()
+
+    @property
+    def write_lock(self) -> contextlib.AbstractContextManager[Store]:
+        """The store's lock for a write (the same lock as :meth:`session`; kept for the callers' idiom
+        ``with store.write_lock, store.ledger.tx() as cur``)."""
+        return self.session()
+
+    def _acquire_file_lock(self) -> None:
+        started = time.monotonic()
+        try:
+            self._file_lock.acquire()
+        except Timeout:
+            try:
+                holder = json.loads(self._owner_file.read_text(encoding="utf-8"))
+                who = f"pid {holder.get('pid')} on {holder.get('host')} ({holder.get('command')!r}, since {holder.get('since')})"
+            except (OSError, ValueError, AttributeError):
+                who = "another process"
+            raise StoreBusyError(
+                f"store {str(self.path)!r} is in use by {who}; waited {time.monotonic() - started:.0f} s "
+                f"(MEMORY_GRAPH_LOCK_TIMEOUT)"
+            ) from None
+        with contextlib.suppress(OSError):
+            self._owner_file.write_text(_owner_line(), encoding="utf-8")
+
+    def _refresh_index(self) -> None:
+        generation = self.ledger.index_generation()
+        if self._index is not None and generation != self._index_generation:
+            self._close_index()  # another process wrote: our client's in-memory vectors are stale
+        self._index_generation = generation
+
+    def _close_index(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    @property
+    def index(self) -> VectorIndex:
+        """The Chroma index (opened on first use). Use it only inside :meth:`session`."""
+        if self._depth == 0:
+            raise RuntimeError("Store.index used outside Store.session()")
+        if self._index is None:
+            self._index = VectorIndex(self.path / "chroma")
+        return self._index
+
+    def _wrote_index(self) -> None:
+        self._index_written = True
+
+    # ---- embeddings --------------------------------------------------------------------------------------
 
     @property
     def embedder(self) -> Embedder:
@@ -132,91 +238,196 @@ class Store:
         return self._embedder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (n, dim), reusing vectors of texts embedded recently (one batch per turn:
-        the extract node embeds observations and memory texts together, the link node reuses them)."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-        if missing:
-            for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
-                self._vectors[text] = vector
-            while len(self._vectors) > 4096:
-                self._vectors.pop(next(iter(self._vectors)))
+        """Embed ``texts`` -> float32 array (len(texts), dim), reusing vectors of texts embedded recently (one
+        batch per turn: the extract node embeds observations and memory texts together, the link node reuses
+        them). The cache holds at most ``EMBED_CACHE_SIZE`` texts; a call never depends on what it evicts."""
         if not texts:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
-        return np.stack([self._vectors[t] for t in texts])
+        found = {t: self._vectors[t] for t in dict.fromkeys(texts) if t in self._vectors}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            found.update(zip(missing, self.embedder.embed(missing), strict=True))
+        for text in missing:
+            self._vectors[text] = found[text]
+        while len(self._vectors) > EMBED_CACHE_SIZE:
+            self._vectors.pop(next(iter(self._vectors)))
+        return np.stack([found[t] for t in texts])
 
-    # ---- index maintenance -----------------------------------------------------------------------
+    # ---- index operations (every Chroma call of the project goes through these) --------------------------------
 
-    @_locked
-    def index_memories(self, ids: Sequence[str], vectors: np.ndarray | None = None) -> None:
-        """Upsert ledger memories ``ids`` into Chroma (embedding their text unless ``vectors`` given)."""
+    def search_memories(
+        self, vector: np.ndarray, namespace: str, n: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
+        """Nearest ``n`` memories of ``namespace`` matching the metadata filter ``where`` -> ``[(id, cosine)]``."""
+        with self.session():
+            return VectorIndex.search(self.index.memories, vector, namespace, n, where)
+
+    def search_observations(
+        self, vector: np.ndarray, namespace: str, n: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
+        """Nearest ``n`` observations of ``namespace`` matching ``where`` -> ``[(id, cosine)]``."""
+        with self.session():
+            return VectorIndex.search(self.index.observations, vector, namespace, n, where)
+
+    def memory_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of the memories ``ids`` (those indexed) -> ``{id: (dim,) float32}``."""
+        with self.session():
+            return VectorIndex.vectors(self.index.memories, ids)
+
+    def index_counts(self) -> dict[str, int]:
+        """Records in the index: ``{"memories": n, "observations": n}`` (all namespaces)."""
+        with self.session():
+            return {"memories": self.index.memories.count(), "observations": self.index.observations.count()}
+
+    # ---- index maintenance -----------------------------------------------------------------------------
+
+    def index_memories(self, ids: Sequence[str], vectors: np.ndarray | None = None) -> int:
+        """Upsert ledger memories ``ids`` into Chroma (embedding their text unless ``vectors`` given); rows
+        whose metadata cannot be built are marked ``indexed = -1`` and logged. Returns rows skipped."""
         if not ids:
-            return
-        rows = self.ledger.query(
-            f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", tuple(ids)
-        )
-        if not rows:
-            return
-        if vectors is None or len(vectors) != len(rows):
-            vectors = self.embed([r["text"] for r in rows])
-        VectorIndex.upsert(self.index.memories, [r["id"] for r in rows], vectors, [memory_metadata(r) for r in rows])
-        with self.ledger.tx() as cur:
-            cur.executemany("UPDATE memories SET indexed=1 WHERE id=?", [(r["id"],) for r in rows])
+            return 0
+        with self.session():
+            by_id = {r["id"]: r for r in self.ledger.query(
+                f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))}
+            rows = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+            good, metas, bad = self._metadata(rows)
+            if good:
+                if vectors is None or len(vectors) != len(ids) or len(good) != len(ids):
+                    vectors = self.embed([r["text"] for r in good])
+                VectorIndex.upsert(self.index.memories, [r["id"] for r in good], vectors, metas)
+                self._wrote_index()
+            self._mark_indexed("memories", [r["id"] for r in good], bad)
+            return len(bad)
 
-    @_locked
     def sync_metadata(self, ids: Sequence[str]) -> None:
-        """Push ledger status/retention/validity of ``ids`` to the index metadata."""
+        """Push ledger status/retention/validity of memories ``ids`` to the index metadata."""
         if not ids:
             return
-        rows = self.ledger.query(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))
-        VectorIndex.update_metadata(self.index.memories, [r["id"] for r in rows], [memory_metadata(r) for r in rows])
-        with self.ledger.tx() as cur:
-            cur.executemany("UPDATE memories SET indexed=1 WHERE id=?", [(r["id"],) for r in rows])
+        with self.session():
+            rows = self.ledger.query(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))
+            good, metas, bad = self._metadata(rows)
+            if good:
+                VectorIndex.update_metadata(self.index.memories, [r["id"] for r in good], metas)
+                self._wrote_index()
+            self._mark_indexed("memories", [r["id"] for r in good], bad)
 
-    @_locked
     def index_observations(self, ids: Sequence[str], vectors: np.ndarray | None = None) -> None:
+        """Upsert ledger observations ``ids`` into Chroma (embedding their text unless ``vectors`` given)."""
         if not ids:
             return
-        rows = self.ledger.query(
-            f"SELECT id, namespace, text, time FROM observations WHERE id IN ({','.join('?' * len(ids))})", tuple(ids)
-        )
-        if not rows:
-            return
-        if vectors is None or len(vectors) != len(rows):
-            vectors = self.embed([r["text"] for r in rows])
-        VectorIndex.upsert(
-            self.index.observations,
-            [r["id"] for r in rows],
-            vectors,
-            [{"namespace": r["namespace"], "time": to_epoch(r["time"], 0)} for r in rows],
-        )
+        with self.session():
+            by_id = {r["id"]: r for r in self.ledger.query(
+                f"SELECT id, namespace, text, time FROM observations WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))}
+            rows = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+            good, metas, bad = [], [], []
+            for r in rows:
+                try:
+                    metas.append({"namespace": r["namespace"], "time": to_epoch(r["time"], 0)})
+                    good.append(r)
+                except (ValueError, OverflowError) as exc:
+                    log.warning("observation %s cannot be indexed: %s", r["id"], exc)
+                    bad.append(r["id"])
+            if good:
+                if vectors is None or len(vectors) != len(ids) or len(good) != len(ids):
+                    vectors = self.embed([r["text"] for r in good])
+                VectorIndex.upsert(self.index.observations, [r["id"] for r in good], vectors, metas)
+                self._wrote_index()
+            self._mark_indexed("observations", [r["id"] for r in good], bad)
+
+    @staticmethod
+    def _metadata(rows: Sequence[Any]) -> tuple[list[Any], list[dict[str, Any]], list[str]]:
+        good, metas, bad = [], [], []
+        for r in rows:
+            try:
+                metas.append(memory_metadata(r))
+                good.append(r)
+            except (ValueError, OverflowError) as exc:  # e.g. a date an older version wrote unreadably
+                log.warning("memory %s cannot be indexed: %s", r["id"], exc)
+                bad.append(r["id"])
+        return good, metas, bad
+
+    def _mark_indexed(self, table: str, ok: Sequence[str], bad: Sequence[str]) -> None:
         with self.ledger.tx() as cur:
-            cur.executemany("UPDATE observations SET indexed=1 WHERE id=?", [(r["id"],) for r in rows])
+            cur.executemany(f"UPDATE {table} SET indexed=1 WHERE id=?", [(i,) for i in ok])
+            cur.executemany(f"UPDATE {table} SET indexed=-1 WHERE id=?", [(i,) for i in bad])
 
-    @_locked
     def reconcile(self) -> dict[str, int]:
-        """Bring the index in line with the ledger; returns counts of records added and removed."""
-        dirty_mem = [r["id"] for r in self.ledger.query("SELECT id FROM memories WHERE indexed=0")]
-        dirty_obs = [r["id"] for r in self.ledger.query("SELECT id FROM observations WHERE indexed=0")]
-        for start in range(0, len(dirty_mem), 256):
-            self.index_memories(dirty_mem[start : start + 256])
-        for start in range(0, len(dirty_obs), 256):
-            self.index_observations(dirty_obs[start : start + 256])
-        removed = 0
-        known_mem = {r["id"] for r in self.ledger.query("SELECT id FROM memories")}
-        stale = VectorIndex.ids(self.index.memories) - known_mem
-        VectorIndex.delete(self.index.memories, sorted(stale))
-        removed += len(stale)
-        known_obs = {r["id"] for r in self.ledger.query("SELECT id FROM observations")}
-        stale = VectorIndex.ids(self.index.observations) - known_obs
-        VectorIndex.delete(self.index.observations, sorted(stale))
-        removed += len(stale)
-        return {"indexed": len(dirty_mem) + len(dirty_obs), "removed": removed}
+        """Bring the index in line with the ledger in O(rows to fix): index rows with ``indexed = 0`` and drop
+        the index records queued in ``index_deletes``. Never raises for a bad row: it is skipped, logged and
+        counted. Returns ``{"indexed", "removed", "skipped"}``."""
+        with self.session():
+            self._recover_compaction()
+            dirty_mem = [r["id"] for r in self.ledger.query("SELECT id FROM memories WHERE indexed=0 ORDER BY rowid")]
+            dirty_obs = [r["id"] for r in self.ledger.query("SELECT id FROM observations WHERE indexed=0 ORDER BY rowid")]
+            skipped = 0
+            for start in range(0, len(dirty_mem), 256):
+                skipped += self.index_memories(dirty_mem[start : start + 256])
+            for start in range(0, len(dirty_obs), 256):
+                self.index_observations(dirty_obs[start : start + 256])
+            skipped += len(self.ledger.query("SELECT id FROM observations WHERE indexed=-1"))
+            removed = self._apply_index_deletes()
+            return {"indexed": len(dirty_mem) + len(dirty_obs) - skipped, "removed": removed, "skipped": skipped}
 
-    @_locked
-    def reindex(self) -> dict[str, int]:
-        """Rebuild the Chroma index from the ledger (all namespaces)."""
-        self.index.reset()
+    def _apply_index_deletes(self) -> int:
+        queued = self.ledger.query("SELECT collection, id FROM index_deletes")
+        if not queued:
+            return 0
+        for name in ("memories", "observations"):
+            ids = [r["id"] for r in queued if r["collection"] == name]
+            VectorIndex.delete(getattr(self.index, name), ids)
+        self._wrote_index()
+        self._purge_index_files([r["id"] for r in queued])
+        with self.ledger.tx() as cur:
+            cur.executemany("DELETE FROM index_deletes WHERE collection=? AND id=?", [(r["collection"], r["id"]) for r in queued])
+        return len(queued)
+
+    def _purge_index_files(self, ids: Sequence[str]) -> None:
+        """Leave no vector of ``ids`` in Chroma's files. Deleting from Chroma is not enough: its HNSW files keep a
+        deleted element's vector (hnswlib only marks it deleted) and its write-ahead log (``embeddings_queue``)
+        keeps an upserted vector until compaction. So the index is compacted: every remaining record is read
+        out, the ``chroma/`` folder is replaced by a new one holding only them, and the old folder is removed.
+        O(index size), on a hard delete only. A crash in between is repaired on the next open
+        (``_recover_compaction``: the index is rebuilt from the ledger)."""
+        if not ids:
+            return
+        idx = self.index
+        dump = {name: VectorIndex.dump(getattr(idx, name)) for name in ("memories", "observations")}
+        self._close_index()
+        folder, old = self.path / "chroma", self.path / COMPACTING
+        if old.exists():
+            shutil.rmtree(old)
+        folder.rename(old)
+        fresh = self.index
+        for name, (rec_ids, vectors, metas) in dump.items():
+            if rec_ids:
+                VectorIndex.upsert(getattr(fresh, name), rec_ids, vectors, metas)
+        self._close_index()
+        shutil.rmtree(old)
+        self._wrote_index()
+
+    def _recover_compaction(self) -> None:
+        """A compaction that a crash interrupted: drop both index folders and re-index from the ledger."""
+        old = self.path / COMPACTING
+        if not old.exists():
+            return
+        log.warning("store %s: an index compaction was interrupted; rebuilding the index from the ledger", self.path)
+        shutil.rmtree(self.path / "chroma", ignore_errors=True)
+        shutil.rmtree(old)
         with self.ledger.tx() as cur:
             cur.execute("UPDATE memories SET indexed=0")
             cur.execute("UPDATE observations SET indexed=0")
-        return self.reconcile()
+            cur.execute("DELETE FROM index_deletes")
+        self._wrote_index()
+
+    def reindex(self) -> dict[str, int]:
+        """Rebuild the Chroma index from the ledger (all namespaces); returns ``reconcile``'s counts plus the
+        records the index then holds."""
+        with self.session():
+            self.index.reset()
+            self._wrote_index()
+            with self.ledger.tx() as cur:
+                cur.execute("UPDATE memories SET indexed=0")
+                cur.execute("UPDATE observations SET indexed=0")
+                cur.execute("DELETE FROM index_deletes")
+            counts = self.reconcile()
+            return {**counts, **self.index_counts()}

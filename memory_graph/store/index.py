@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-FAR_FUTURE = 32503680000  # 3000-01-01, stands for "still valid"
+FAR_FUTURE = 253402300800  # 10000-01-01T00:00:00Z, after every storable time: stands for "still valid"
 
 
 class VectorIndex:
@@ -80,6 +80,23 @@ class VectorIndex:
             if len(got["ids"]) < 5000:
                 return out
             offset += 5000
+
+    @staticmethod
+    def dump(collection: Any, page: int = 5000) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+        """Every record of ``collection``: ``(ids, vectors (n, dim) float32, metadatas)`` (used to compact)."""
+        ids: list[str] = []
+        vectors: list[Any] = []
+        metas: list[dict[str, Any]] = []
+        offset = 0
+        while True:
+            got = collection.get(include=["embeddings", "metadatas"], limit=page, offset=offset)
+            ids.extend(got["ids"])
+            vectors.extend(got["embeddings"])
+            metas.extend(dict(m or {}) for m in got["metadatas"])
+            if len(got["ids"]) < page:
+                array = np.asarray(vectors, dtype=np.float32)
+                return ids, (array if ids else np.zeros((0, 0), dtype=np.float32)), metas
+            offset += page
 
     @staticmethod
     def vectors(collection: Any, ids: list[str]) -> dict[str, np.ndarray]:

@@ -73,6 +73,9 @@ CREATE TABLE IF NOT EXISTS schema_votes (
     coexist INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (namespace, attribute)
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS index_deletes (collection TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (collection, id));
+CREATE INDEX IF NOT EXISTS obs_dirty ON observations(indexed);
+CREATE INDEX IF NOT EXISTS obs_ns_unprocessed ON observations(namespace, processed);
 """
 
 STAT_COLUMNS = ("shown", "credited", "blamed", "unrewarded")
@@ -145,6 +148,20 @@ class Ledger:
         with self._lock:
             self._conn.close()
 
+    def index_generation(self) -> int:
+        """How many sessions have written to the vector index (any process); see ``Store.session``."""
+        rows = self.query("SELECT value FROM meta WHERE key='index_generation'")
+        return int(rows[0]["value"]) if rows else 0
+
+    def bump_index_generation(self) -> int:
+        """Count one more session that wrote to the vector index; returns the new generation."""
+        with self.tx() as cur:
+            cur.execute(
+                "INSERT INTO meta(key, value) VALUES ('index_generation', '1') "
+                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
+            return int(cur.execute("SELECT value FROM meta WHERE key='index_generation'").fetchone()[0])
+
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Cursor]:
         """One write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on any error)."""
@@ -196,7 +213,7 @@ class Ledger:
         for row in self.query_in(
             "SELECT p.memory_id, p.observation_id, p.ref, o.time FROM provenance p "
             "JOIN observations o ON o.id = p.observation_id "
-            "WHERE p.namespace=? AND p.memory_id IN ({marks}) ORDER BY o.time",
+            "WHERE p.namespace=? AND p.memory_id IN ({marks}) ORDER BY o.time, o.rowid",
             namespace,
             memory_ids,
         ):
@@ -207,7 +224,7 @@ class Ledger:
 
     def links_of(self, namespace: str, memory_id: str) -> list[sqlite3.Row]:
         return self.query(
-            "SELECT * FROM links WHERE namespace=? AND (src_id=? OR dst_id=?) ORDER BY created_at",
+            "SELECT * FROM links WHERE namespace=? AND (src_id=? OR dst_id=?) ORDER BY created_at, rowid",
             (namespace, memory_id, memory_id),
         )
 
@@ -215,7 +232,7 @@ class Ledger:
         """Map each id in ``ids`` to the memory that superseded or retracted it (if any)."""
         rows = self.query_in(
             "SELECT src_id, dst_id FROM links WHERE namespace=? AND type IN ('supersedes','retracts') "
-            "AND dst_id IN ({marks}) ORDER BY created_at",
+            "AND dst_id IN ({marks}) ORDER BY created_at, rowid",
             namespace,
             ids,
         )

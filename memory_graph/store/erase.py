@@ -1,0 +1,132 @@
+"""Hard delete: erase a memory, everything it came from and everything that quotes it, from every file.
+
+``erase(store, namespace, memory_id)`` removes, in one ledger transaction:
+
+1. the memory, the observations it was formed from, and every memory formed from those observations;
+2. every other observation of the namespace that *quotes* what is erased (it contains an erased observation's
+   or memory's text, a distinctive value of an erased memory, or cites an erased memory as ``m:ID``; an
+   assistant answer that listed the memory is such an observation), and what was formed from it, repeated until
+   nothing new is found (at most ``MAX_ROUNDS`` rounds);
+3. their provenance, links, events, statistics, and the recall records whose query quoted them (with their
+   feedback); erased ids are scrubbed from the candidate lists of the other recall records, and a remaining
+   link or event whose reason quotes erased text loses that text.
+
+Then the vectors: the index records are queued in ``index_deletes`` inside the same transaction (so a crash
+before they are dropped is finished by the next open) and dropped, Chroma's own log is purged of their vectors
+(``Store._purge_index_files``), and both SQLite files are VACUUMed. Chat threads of the namespace in
+``threads.sqlite3`` are rewritten without the messages that quote erased text (``memory_graph.threads``).
+
+A *distinctive* value is one word of at least 5 characters that holds a digit or is rare in English (wordfreq
+Zipf frequency below 2.0): "alpha247514q9" is scrubbed wherever it is quoted, "Berlin" is not (erasing every
+message that mentions a common word would erase other facts). Matching is case-insensitive substring search
+over the namespace's rows: O(namespace) per hard delete, which is rare and never on a hot path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from memory_graph.store.ledger import Ledger
+
+MAX_ROUNDS = 5
+DISTINCTIVE_ZIPF = 2.0
+
+
+def distinctive_values(values: list[str]) -> list[str]:
+    """The values that identify what is erased wherever they are quoted (see the module docstring)."""
+    from wordfreq import zipf_frequency
+
+    out = []
+    for value in values:
+        word = value.strip()
+        if len(word) >= 5 and not re.search(r"\s", word) and (
+            re.search(r"\d", word) or zipf_frequency(word, "en") < DISTINCTIVE_ZIPF
+        ):
+            out.append(word)
+    return out
+
+
+def _quoting(led: Ledger, ns: str, table: str, column: str, needles: list[str]) -> set[str]:
+    """Ids of rows of ``table`` in ``ns`` whose ``column`` contains any needle (case-insensitive)."""
+    found: set[str] = set()
+    for start in range(0, len(needles), 50):
+        chunk = needles[start : start + 50]
+        cond = " OR ".join("instr(lower(" + column + "), ?) > 0" for _ in chunk)
+        found |= {r["id"] for r in led.query(f"SELECT id FROM {table} WHERE namespace=? AND ({cond})",
+                                              (ns, *[n.lower() for n in chunk]))}
+    return found
+
+
+def needles_of(texts: list[str], values: list[str], memory_ids: list[str]) -> list[str]:
+    """The strings whose presence marks a row as quoting erased content (texts, distinctive values, ``m:ID``)."""
+    out = [t for t in texts if t.strip()] + distinctive_values(values) + [f"m:{m}" for m in memory_ids]
+    return sorted(set(out), key=lambda s: (len(s), s))
+
+
+def plan(led: Ledger, ns: str, memory_id: str) -> tuple[list[str], list[str], list[str]]:
+    """``(memory ids, observation ids, needles)`` that erasing ``memory_id`` removes (the closure above)."""
+    mem_ids = {memory_id}
+    obs_ids: set[str] = set()
+    needles: list[str] = []
+    for _ in range(MAX_ROUNDS):
+        obs_ids |= {r["observation_id"] for r in led.query_in(
+            "SELECT observation_id FROM provenance WHERE namespace=? AND memory_id IN ({marks})", ns, sorted(mem_ids))}
+        mem_ids |= {r["memory_id"] for r in led.query_in(
+            "SELECT memory_id FROM provenance WHERE namespace=? AND observation_id IN ({marks})", ns, sorted(obs_ids))}
+        mems = list(led.memories(ns, sorted(mem_ids)).values())
+        obs = led.query_in("SELECT text FROM observations WHERE namespace=? AND id IN ({marks})", ns, sorted(obs_ids))
+        needles = needles_of([r["text"] for r in obs] + [m["text"] for m in mems], [m["value"] for m in mems],
+                             sorted(mem_ids))
+        quoting = _quoting(led, ns, "observations", "text", needles) - obs_ids
+        if not quoting:
+            break
+        obs_ids |= quoting
+    return sorted(mem_ids), sorted(obs_ids), needles
+
+
+def apply(cur: Any, ns: str, mem_ids: list[str], obs_ids: list[str], needles: list[str]) -> dict[str, int]:
+    """Delete the planned rows inside the caller's transaction ``cur``; queue their index records for deletion.
+    Returns counts of recall records erased."""
+    lowered = [n.lower() for n in needles]
+
+    def quotes(text: str | None) -> bool:
+        low = (text or "").lower()
+        return any(n in low for n in lowered)
+
+    mset, oset = set(mem_ids), set(obs_ids)
+    for start in range(0, max(len(mem_ids), 1), 400):
+        chunk = mem_ids[start : start + 400]
+        if not chunk:
+            break
+        marks = ",".join("?" * len(chunk))
+        cur.execute(f"DELETE FROM provenance WHERE namespace=? AND memory_id IN ({marks})", (ns, *chunk))
+        cur.execute(f"DELETE FROM links WHERE namespace=? AND (src_id IN ({marks}) OR dst_id IN ({marks}))", (ns, *chunk, *chunk))
+        cur.execute(f"DELETE FROM events WHERE namespace=? AND memory_id IN ({marks})", (ns, *chunk))
+        cur.execute(f"DELETE FROM stats WHERE namespace=? AND memory_id IN ({marks})", (ns, *chunk))
+        cur.execute(f"DELETE FROM memories WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
+    for start in range(0, len(obs_ids), 400):
+        chunk = obs_ids[start : start + 400]
+        marks = ",".join("?" * len(chunk))
+        cur.execute(f"DELETE FROM provenance WHERE namespace=? AND observation_id IN ({marks})", (ns, *chunk))
+        cur.execute(f"DELETE FROM observations WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
+    cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id) VALUES ('memories', ?)", [(m,) for m in mem_ids])
+    cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id) VALUES ('observations', ?)", [(o,) for o in obs_ids])
+    erased_recalls = 0
+    for rec in cur.execute("SELECT id, query, candidates, chosen FROM recalls WHERE namespace=?", (ns,)).fetchall():
+        if quotes(rec["query"]):
+            cur.execute("DELETE FROM feedback WHERE namespace=? AND recall_id=?", (ns, rec["id"]))
+            cur.execute("DELETE FROM recalls WHERE namespace=? AND id=?", (ns, rec["id"]))
+            erased_recalls += 1
+            continue
+        cands = [c for c in json.loads(rec["candidates"]) if c.get("id") not in mset and c.get("id") not in oset]
+        chosen = [c for c in json.loads(rec["chosen"]) if c not in mset]
+        cur.execute("UPDATE recalls SET candidates=?, chosen=? WHERE id=?", (json.dumps(cands), json.dumps(chosen), rec["id"]))
+    for row in cur.execute("SELECT id, reason FROM links WHERE namespace=?", (ns,)).fetchall():
+        if quotes(row["reason"]):
+            cur.execute("UPDATE links SET reason='(erased)' WHERE id=?", (row["id"],))
+    for row in cur.execute("SELECT id, detail FROM events WHERE namespace=?", (ns,)).fetchall():
+        if quotes(row["detail"]):
+            cur.execute("UPDATE events SET detail='{}' WHERE id=?", (row["id"],))
+    return {"recalls": erased_recalls}

@@ -1,0 +1,109 @@
+"""Chat threads (LangGraph checkpoints) kept in a store folder, each owned by one user.
+
+The CLI chat persists its threads with ``SqliteSaver`` in ``<store>/threads.sqlite3``. A thread belongs to
+the user that created it: the checkpointer's ``thread_id`` is :func:`thread_key` of (user id, the name the user
+chose), so another user passing any name, even one that spells the first user's key, reaches a different
+thread and can neither resume nor read it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+THREADS_FILE = "threads.sqlite3"
+
+
+def thread_key(user_id: str, thread: str) -> str:
+    """The checkpointer ``thread_id`` of thread ``thread`` of ``user_id``: a JSON pair, unambiguous for any
+    strings (``thread_key("a", 'b"]')`` never equals a key of user ``b``)."""
+    return json.dumps([user_id, thread], ensure_ascii=False)
+
+
+def owner_of(key: str) -> str | None:
+    """The user id a checkpointer ``thread_id`` belongs to, or None for a key this module did not make."""
+    try:
+        value = json.loads(key)
+    except (TypeError, ValueError):
+        return None
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        return value[0]
+    return None
+
+
+def _quotes(value: Any, needles: list[str]) -> bool:
+    try:
+        text = json.dumps(value, default=lambda o: getattr(o, "content", None) or repr(o), ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    low = text.lower()
+    return any(n in low for n in needles)
+
+
+def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]) -> int:
+    """Rewrite the chat threads of ``user_id`` (and threads of no known owner, from older versions) in
+    ``folder/THREADS_FILE`` so that no message quotes erased content: a message whose text contains a needle
+    (case-insensitive) or whose id is in ``refs`` (the erased observations' refs) is dropped, any other channel
+    value that quotes a needle is cleared, the thread's history is replaced by one checkpoint of what remains,
+    subgraph checkpoints are dropped, and the file is VACUUMed. Returns the number of threads rewritten.
+    Threads of other users are never read or changed."""
+    path = folder / THREADS_FILE
+    if not path.exists():
+        return 0
+    from langchain_core.messages import BaseMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    lowered = [n.lower() for n in needles if n]
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+    try:
+        saver = SqliteSaver(conn)
+        saver.setup()
+        thread_ids = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()]
+        rewritten = 0
+        for tid in thread_ids:
+            owner = owner_of(tid)
+            if owner is not None and owner != user_id:
+                continue
+            config: Any = {"configurable": {"thread_id": tid, "checkpoint_ns": ""}}
+            latest = saver.get_tuple(config)
+            nested = conn.execute("SELECT 1 FROM checkpoints WHERE thread_id=? AND checkpoint_ns != '' LIMIT 1", (tid,)).fetchone()
+            history = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id=?", (tid,)).fetchone()[0]
+            if latest is None:
+                continue
+            values = dict(latest.checkpoint.get("channel_values") or {})
+            changed = False
+            for key, value in list(values.items()):
+                if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
+                    kept = [m for m in value if m.id not in refs and not _quotes(m.content, lowered)]
+                    if len(kept) != len(value):
+                        values[key], changed = kept, True
+                elif _quotes(value, lowered):
+                    values[key] = "" if isinstance(value, str) else None
+                    changed = True
+            if not changed and not (history > 1 and _thread_quotes(conn, tid, lowered)) and not nested:
+                continue
+            checkpoint: Any = {**latest.checkpoint, "channel_values": values}
+            saver.delete_thread(tid)
+            saver.put(config, checkpoint, {"source": "update", "step": -1, "parents": {}},
+                      dict(checkpoint.get("channel_versions") or {}))
+            rewritten += 1
+        if rewritten:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return rewritten
+    finally:
+        conn.close()
+
+
+def _thread_quotes(conn: sqlite3.Connection, tid: str, needles: list[str]) -> bool:
+    """Whether any stored checkpoint or pending write of thread ``tid`` holds a needle's bytes (a cheap check of
+    the older checkpoints, which the latest one no longer shows)."""
+    for table, column in (("checkpoints", "checkpoint"), ("writes", "value")):
+        for (blob,) in conn.execute(f"SELECT {column} FROM {table} WHERE thread_id=?", (tid,)):
+            data = bytes(blob or b"").lower()
+            if any(n.encode("utf-8") in data for n in needles):
+                return True
+    return False

@@ -1,0 +1,84 @@
+"""Hard delete leaves nothing: no byte of the text and no vector of an erased record in any file of the store
+folder (ledger, Chroma's files and log, chat checkpoints), and nothing of another user or another fact is lost."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from memory_graph import Memory
+from memory_graph.threads import THREADS_FILE, thread_key
+
+PIN = "alpha247514q9"
+
+
+def _files_containing(folder: Path, needle: bytes) -> list[str]:
+    hits = []
+    for path in folder.rglob("*"):
+        if path.is_file() and needle.lower() in path.read_bytes().lower():
+            hits.append(str(path.relative_to(folder)))
+    return hits
+
+
+def _chat(mem: Memory, thread: str, lines: list[str]) -> list[str]:
+    from agent.graph import build_agent_graph
+
+    conn = sqlite3.connect(str(mem.store.path / THREADS_FILE), check_same_thread=False)
+    try:
+        graph = build_agent_graph(checkpointer=SqliteSaver(conn))
+        config = {"configurable": {"thread_id": thread_key(mem.context.user_id, thread)}}
+        answers = []
+        for line in lines:
+            out = graph.invoke({"messages": [HumanMessage(line)]}, config=config, context=mem.context)
+            answers.append(str(out["messages"][-1].content))
+        return answers
+    finally:
+        conn.close()
+
+
+def test_hard_delete_leaves_no_text_and_no_vector_in_any_file(tmp_path: Path) -> None:
+    store = tmp_path / "s"
+    with Memory(store, user_id="bob") as bob:
+        bob.observe("I live in Oslo.", time="2024-01-01T00:00:00")
+    with Memory(store, user_id="alice") as mem:
+        mem.observe("I live in Berlin.", time="2024-01-01T00:00:00")
+        answers = _chat(mem, "default", [f"My pin code is {PIN}.", "What is my pin code?", "Where do I live?"])
+        assert PIN in answers[1]  # the offline answer quoted the memory: that assistant turn must go too
+        mem.recall(f"is {PIN} still my pin?")  # a recall record whose query quotes it
+        pin_id = next(r["id"] for r in mem.inspect()["recent"] if PIN in r["text"])
+        texts = [mem.inspect(pin_id)["text"]] + [o["text"] for o in mem.search_observations(PIN, k=3) if PIN in o["text"]]
+        vectors = mem.store.embed(texts)
+        assert _files_containing(store, PIN.encode())  # the test can fail: the text is on disk before
+
+        result = mem.forget(pin_id, hard=True)
+        assert pin_id in result["forgotten"] and result["threads"] == 1
+
+        # nothing else was lost: alice's other fact, her thread's other turns, bob's memory
+        assert "Berlin" in mem.recall("Where does the user live?").items[0].text
+        with pytest.raises(KeyError):
+            mem.inspect(pin_id)
+        assert _chat(mem, "default", ["Where do I live?"])  # the rewritten thread resumes
+    with Memory(store, user_id="bob") as bob:
+        assert "Oslo" in bob.recall("Where does the user live?").items[0].text
+
+    assert _files_containing(store, PIN.encode()) == []
+    for vector in np.asarray(vectors, dtype=np.float32):
+        assert _files_containing(store, vector.tobytes()[:64]) == []
+
+
+def test_a_queued_index_delete_is_finished_by_the_next_open(tmp_path: Path) -> None:
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        formed = mem.observe("I live in Berlin.", time="2024-01-01T00:00:00")
+        mid = formed[0]["id"]
+        with mem.store.ledger.tx() as cur:  # as if the process died after the ledger transaction of a hard delete
+            cur.execute("DELETE FROM memories WHERE id=?", (mid,))
+            cur.execute("INSERT INTO index_deletes(collection, id) VALUES ('memories', ?)", (mid,))
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        assert mem.store.last_reconcile["removed"] == 1
+        assert mem.store.index_counts()["memories"] == 0
+        assert mem.store.ledger.query("SELECT COUNT(*) AS n FROM index_deletes")[0]["n"] == 0
