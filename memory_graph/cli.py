@@ -11,9 +11,16 @@ Commands (every one takes ``--store PATH`` and ``--user ID``; defaults ``$MEMORY
     memory-graph reindex
     memory-graph eval ...            (when the ``evals`` package provides a typer app)
 
-Expected errors (bad input files, unknown ids, invalid dates or budgets, a broken database) print one
-``error: ...`` line on stderr and exit with status 1 (2 for an invalid option value); never a traceback.
-Set ``MEMORY_GRAPH_DEBUG=1`` to see tracebacks.
+Expected errors (bad input files, unknown ids, invalid dates or budgets, a missing or broken store) print one
+``error: ...`` line on stderr and exit with status 1 (2 for invalid input: an ``InvalidInputError`` or a bad
+option value); never a traceback. Set ``MEMORY_GRAPH_DEBUG=1`` to see tracebacks.
+
+The read-only commands (``ask``, ``inspect``, ``forget``, ``reindex``) never create a store: a path that holds
+none is an error. ``ingest`` and ``chat`` create it.
+
+Everything stored that the CLI prints (memory text, sources, refs, ids, answers, error messages) goes through
+:func:`sanitize`: terminal control sequences and Unicode format characters (bidi overrides) are removed, so a
+memory cannot clear the screen, recolour the terminal or reorder what is shown.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import os
 import re
 import sqlite3
 import sys
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -40,6 +48,8 @@ from rich.console import Console  # noqa: E402
 from rich.markup import escape  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from memory_graph.errors import InvalidInputError, MemoryGraphError, NotFoundError, StoreBusyError  # noqa: E402
+
 if TYPE_CHECKING:
     from memory_graph.api import Memory
     from memory_graph.records import Recall
@@ -50,13 +60,16 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # plain click help: typer's rich help shows every flag as "--help <bool>"
+    rich_markup_mode=None,
 )
 _WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 140
-console = Console(highlight=False, width=_WIDTH)
-err_console = Console(stderr=True, highlight=False, width=_WIDTH)
+console = Console(highlight=False, emoji=False, width=_WIDTH)
+err_console = Console(stderr=True, highlight=False, emoji=False, width=_WIDTH)
 
 DEFAULT_BATCH = 32
-MAX_LINE_CHARS = 20_000
+MAX_LINE_CHARS = 20_000  # an observation's text (memory_graph.nodes.MAX_OBSERVATION_CHARS)
+MAX_FILE_LINE_CHARS = 2 * MAX_LINE_CHARS  # one line of an ingested file: the text plus its JSON fields and escapes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,19 +83,61 @@ class CliError(Exception):
 
 
 def _message(exc: BaseException) -> str:
-    if isinstance(exc, KeyError) and exc.args:
+    if isinstance(exc, KeyError) and exc.args and not isinstance(exc, MemoryGraphError):
         return str(exc.args[0])
     text = str(exc).strip() or type(exc).__name__
     return " ".join(text.split())  # one line
 
 
+# whole terminal escape sequences (CSI, OSC/DCS/APC/PM/SOS strings, two-byte ESC x), 7-bit and C1 forms
+_ESCAPE_SEQ_RE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]P^_X]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]"
+)
+
+
+def sanitize(text: object, *, multiline: bool = False) -> str:
+    """``str(text)`` made safe to print on a terminal (before rich-escaping; see :func:`_safe`).
+
+    Removes terminal escape sequences whole (``ESC [ 2 J``, ``ESC ] 0 ; title BEL``), then every remaining
+    control character (Unicode category Cc: C0, DEL, C1, ESC included), format character (Cf: bidi overrides
+    and isolates, zero-width characters, soft hyphen) and lone surrogate (Cs); an unterminated string
+    sequence loses only its ESC. Tabs, vertical tabs, form feeds, line and paragraph
+    separators become spaces; newlines are kept when ``multiline`` (``\\r\\n`` counts as one), else spaces.
+    Printable text (any script, emoji) is unchanged. Returns a ``str``; never raises.
+    """
+    value = _ESCAPE_SEQ_RE.sub("", str(text))
+    if multiline:
+        value = value.replace("\r\n", "\n")
+    out: list[str] = []
+    for ch in value:
+        if ch == "\n" and multiline:
+            out.append(ch)
+        elif ch in "\t\n\x0b\x0c\u2028\u2029":
+            out.append(" ")
+        elif unicodedata.category(ch) not in ("Cc", "Cf", "Cs"):  # printable, other spaces (Zs), unassigned
+            out.append(ch)
+    return "".join(out)
+
+
+def _safe(text: object, *, multiline: bool = False) -> str:
+    """``text`` sanitised (:func:`sanitize`) and escaped for rich markup: the only way stored text is printed."""
+    return escape(sanitize(text, multiline=multiline))
+
+
 def _fail(message: str, code: int) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/bold red] {escape(message)}", soft_wrap=True)
+    err_console.print(f"[bold red]error:[/bold red] {_safe(message)}", soft_wrap=True)
     return typer.Exit(code)
 
 
 def guarded(func: F) -> F:
-    """Run a command body; expected errors become one red ``error:`` line and a non-zero exit status."""
+    """Run a command body; expected errors become one red ``error:`` line (sanitised) and an exit status.
+
+    Exit status: ``CliError.code``; 2 for ``InvalidInputError``; 1 for any other ``MemoryGraphError``
+    (``NotFoundError``, ``StoreNotFoundError``, ``StoreBusyError``, ``StoreError``, ``ClosedError``) and
+    builtin errors; 130 on Ctrl-C. ``MEMORY_GRAPH_DEBUG=1`` re-raises (a traceback) instead.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -94,6 +149,10 @@ def guarded(func: F) -> F:
             raise _fail(str(exc), exc.code) from None
         except KeyboardInterrupt:
             raise _fail("interrupted", 130) from None
+        except MemoryGraphError as exc:
+            if os.environ.get("MEMORY_GRAPH_DEBUG"):
+                raise
+            raise _fail(_message(exc), 2 if isinstance(exc, InvalidInputError) else 1) from None
         except (ValueError, KeyError, OSError, sqlite3.Error, TypeError) as exc:
             if os.environ.get("MEMORY_GRAPH_DEBUG"):
                 raise
@@ -122,12 +181,20 @@ BaseUrlOpt = Annotated[
 DEFAULT_STORE = Path(".memory-graph")
 
 
-def _open(store: Path, user: str, **overrides: Any) -> Memory:
+def _open(store: Path, user: str, *, create: bool, **overrides: Any) -> Memory:
+    """Open namespace ``user`` of ``store``; ``create=False`` (read-only commands) never creates a store.
+
+    Raises:
+        CliError: (exit 2) an empty ``--user``.
+        StoreNotFoundError: ``create`` is False and ``store`` holds no store (the folder is left absent).
+        InvalidInputError, StoreError, StoreBusyError: see :class:`memory_graph.api.Memory`.
+    """
     from memory_graph.api import Memory
 
     if not user.strip():
         raise CliError("--user must be a non-empty id", 2)
-    return Memory(store, user_id=user, **{k: v for k, v in overrides.items() if v not in (None, "")})
+    return Memory(store, user_id=user, create=create,
+                  **{k: v for k, v in overrides.items() if v not in (None, "")})
 
 
 def _short_date(value: str | None) -> str:
@@ -155,11 +222,11 @@ def load_turns(path: Path, speaker_map: dict[str, str] | None = None) -> list[di
 
     JSONL: one object per line with ``text`` (required), ``speaker``, ``time``, ``ref``, ``session_id``
     (``session`` accepted), ``source``. Plain text: ``Speaker: text`` per line (time = now, ref = file:line).
-    Blank lines are skipped.
+    Blank lines are skipped; a line may hold at most ``MAX_FILE_LINE_CHARS`` (40,000) characters.
 
     Raises:
-        CliError: naming the first bad line (malformed JSON, missing text, bad time, binary content) or an
-            empty file.
+        CliError: naming the first bad line (malformed JSON, missing text, bad time, binary content, too long:
+            "f.jsonl:3: line 3 is 200075 characters; the limit is 40000") or an empty file.
     """
     from memory_graph.nodes import validate_observation
 
@@ -189,8 +256,8 @@ def load_turns(path: Path, speaker_map: dict[str, str] | None = None) -> list[di
         if not line:
             continue
         where = f"{path}:{lineno}"
-        if len(line) > MAX_LINE_CHARS * 2:
-            raise CliError(f"{where}: line is {len(line)} characters long")
+        if len(line) > MAX_FILE_LINE_CHARS:
+            raise CliError(f"{where}: line {lineno} is {len(line)} characters; the limit is {MAX_FILE_LINE_CHARS}")
         if any(ord(c) < 32 and c not in "\t" for c in line):
             raise CliError(f"{where}: binary content (control characters)")
         if is_jsonl:
@@ -238,7 +305,7 @@ def _batches(items: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, 
 @app.command()
 @guarded
 def ingest(
-    file: Annotated[Path, typer.Argument(help="JSONL ({speaker, text, time, ref}) or 'Speaker: text' lines.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="JSONL ({speaker, text, time, ref}) or 'Speaker: text' lines.")],
     speaker_map: Annotated[
         list[str] | None,
         typer.Option("--speaker-map", help="Map a speaker name to a role, e.g. 'Dana=user,Bot=assistant' (repeatable)."),
@@ -257,7 +324,7 @@ def ingest(
     turns = load_turns(file, _parse_speaker_map(speaker_map or []))
     actions: Counter[str] = Counter()
     superseded = retracted = 0
-    with _open(store, user, model=model, base_url=base_url) as mem:
+    with _open(store, user, create=True, model=model, base_url=base_url) as mem:
         progress = Progress(
             TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=err_console, transient=True,
@@ -273,7 +340,7 @@ def ingest(
                         retracted += len(rec.get("targets") or [])
                 progress.advance(task, len(batch))
     formed = sum(n for a, n in actions.items() if a not in ("duplicate", "forget"))
-    table = Table(title=f"ingested {file.name} into {user!r}", show_header=False)
+    table = Table(title=_safe(f"ingested {file.name} into {user!r}"), show_header=False)
     table.add_column("what")
     table.add_column("count", justify="right")
     for label, value in (
@@ -294,16 +361,16 @@ def ingest(
 
 def _recall_table(recall: Recall) -> Table:
     items = sorted(recall.items, key=lambda it: it.status != "current")  # stable: current first, best first
-    table = Table(title=f"recalled for {recall.query!r}" + (f" as of {recall.as_of[:10]}" if recall.as_of else ""))
+    table = Table(title=_safe(f"recalled for {recall.query!r}" + (f" as of {recall.as_of[:10]}" if recall.as_of else "")))
     table.add_column("id", no_wrap=True)
     for col in ("status", "valid", "scope", "source", "text"):
         table.add_column(col, overflow="fold")
     for it in items:
         status = it.status + (f" by {it.superseded_by}" if it.superseded_by else "")
         style = "green" if it.status == "current" else "yellow"
-        table.add_row(it.id, f"[{style}]{escape(status)}[/{style}]",
-                      f"{_short_date(it.valid_from)} -> {_short_date(it.valid_to)}", it.scope or "-",
-                      escape(it.source), escape(it.text))
+        table.add_row(_safe(it.id), f"[{style}]{_safe(status)}[/{style}]",
+                      _safe(f"{_short_date(it.valid_from)} -> {_short_date(it.valid_to)}"), _safe(it.scope or "-"),
+                      _safe(it.source), _safe(it.text))
     if not items:
         table.add_row("-", "-", "-", "-", "-", "(no relevant memories)")
     return table
@@ -323,9 +390,9 @@ def _explain_table(mem: Memory, recall: Recall) -> Table:
         row = rows.get(c["id"])
         message = messages.get(c["id"])
         text = row["text"] if row is not None else f"(message) {message['text']}" if message is not None else "(erased)"
-        table.add_row(c["id"], f"{float(c.get('similarity', 0)):.3f}", f"{float(c.get('usefulness', 0)):.3f}",
-                      str(c.get("tokens", "")), str(c.get("status", "")), escape(str(c.get("reason", ""))),
-                      escape(text))
+        table.add_row(_safe(c["id"]), f"{float(c.get('similarity', 0)):.3f}", f"{float(c.get('usefulness', 0)):.3f}",
+                      _safe(c.get("tokens", "")), _safe(c.get("status", "")), _safe(c.get("reason", "")),
+                      _safe(text))
     return table
 
 
@@ -359,6 +426,11 @@ def _last_ai_text(messages: list[Any]) -> str:
 
 
 def _parse_as_of(value: str | None) -> str | None:
+    """``--as-of`` as a stored UTC time (see :func:`memory_graph.timeutil.parse_time`: strict, no guessing).
+
+    Raises:
+        CliError: (exit 2) naming the value when it is not a time the store can hold.
+    """
     if value is None:
         return None
     from memory_graph.timeutil import parse_time, to_iso
@@ -372,8 +444,11 @@ def _parse_as_of(value: str | None) -> str | None:
 @app.command()
 @guarded
 def ask(
-    question: Annotated[str, typer.Argument(help="What to recall and answer.")],
-    as_of: Annotated[str | None, typer.Option("--as-of", help="Answer as of this date (ISO-8601 or a date phrase).")] = None,
+    question: Annotated[str, typer.Argument(metavar="QUESTION", help="What to recall and answer.")],
+    as_of: Annotated[str | None, typer.Option(
+        "--as-of", metavar="DATE",
+        help="Answer as of this time: ISO-8601 (2024-06-02, 2024-06-02T09:00:00+02:00), a date naming day, "
+             "month and year ('8 May 2023'), or 'yesterday', 'last week', '3 days ago'.")] = None,
     budget: Annotated[int | None, typer.Option("--budget", help="Token budget of the recalled context.")] = None,
     history: Annotated[bool, typer.Option("--history", help="Include superseded memories.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show every candidate and why it was chosen or dropped.")] = False,
@@ -389,7 +464,7 @@ def ask(
     if budget is not None and budget <= 0:
         raise CliError(f"--budget must be a positive number of tokens, got {budget}", 2)
     as_of_iso = _parse_as_of(as_of)
-    with _open(store, user, model=model, base_url=base_url) as mem:
+    with _open(store, user, create=False, model=model, base_url=base_url) as mem:
         if budget is not None:
             mem.context = mem.context.replace(budget_tokens=budget)
         builder = _load_agent_builder()
@@ -414,30 +489,38 @@ def ask(
         console.print(_recall_table(recall))
         if explain:
             console.print(_explain_table(mem, recall))
-        console.print(f"[dim]recall id: {recall.id}  tokens: {recall.tokens_used}/{recall.budget_tokens}[/dim]")
+        console.print(f"[dim]recall id: {_safe(recall.id)}  tokens: {recall.tokens_used}/{recall.budget_tokens}[/dim]")
         if not answer:
             answer = offline_answer(recall.items)
         console.print("[bold]answer[/bold]")
-        console.print(escape(answer))
+        console.print(_safe(answer, multiline=True))
         if note:
-            console.print(f"[dim]{escape(note)}[/dim]")
+            console.print(f"[dim]{_safe(note)}[/dim]")
 
 
 # ---- chat ---------------------------------------------------------------------------------------------
 
 
 class _Session:
-    """One chat thread: the agent graph (or, until ``agent`` exists, the memory subgraph) with a SQLite
-    checkpointer at ``<store>/threads.sqlite3``."""
+    """One chat thread of one user: the agent graph (or, without ``agent``, the memory subgraph) with a SQLite
+    checkpointer at ``<store>/threads.sqlite3`` (:data:`memory_graph.threads.THREADS_FILE`).
+
+    The checkpointer's ``thread_id`` is ``thread_key(user_id, thread)``, never the bare ``--thread`` name, so
+    another user passing any name (even one spelling this user's key) reaches a different thread: a thread
+    is never resumed, read or copied into another namespace.
+    """
 
     def __init__(self, mem: Memory, thread: str) -> None:
         import sqlite3 as _sqlite3
 
         from langgraph.checkpoint.sqlite import SqliteSaver
 
+        from memory_graph.threads import THREADS_FILE, thread_key
+
         self.mem = mem
         self.thread = thread
-        self.conn = _sqlite3.connect(str(Path(mem.store.path) / "threads.sqlite3"), check_same_thread=False)
+        self.thread_id = thread_key(mem.context.user_id, thread)
+        self.conn = _sqlite3.connect(str(Path(mem.store.path) / THREADS_FILE), check_same_thread=False)
         self.saver = SqliteSaver(self.conn)
         builder = _load_agent_builder()
         self.agent = builder is not None
@@ -460,7 +543,7 @@ class _Session:
         from memory_graph.records import Recall
 
         out = self.graph.invoke({"messages": [HumanMessage(text)]},
-                                config={"configurable": {"thread_id": self.thread}}, context=self.mem.context)
+                                config={"configurable": {"thread_id": self.thread_id}}, context=self.mem.context)
         self.last_recall_id = out.get("last_recall_id") or self.last_recall_id
         rec = out.get("recall")
         self.last_items = Recall.model_validate(rec).items if rec else []
@@ -489,8 +572,8 @@ def _slash(session: _Session, line: str) -> bool:
         cited = [m for m in dict.fromkeys(re.findall(r"\[m:([0-9a-zA-Z_-]+)\]", session.last_answer)) if m in shown]
         result = mem.feedback(session.last_recall_id, success=cmd == "/good", used_ids=cited or None,
                               answer=session.last_answer or None)
-        console.print(f"feedback {'good' if cmd == '/good' else 'bad'} on recall {session.last_recall_id}: "
-                      f"credited {len(result.get('credited') or {})}, blamed {len(result.get('blamed') or {})}")
+        console.print(_safe(f"feedback {'good' if cmd == '/good' else 'bad'} on recall {session.last_recall_id}: "
+                            f"credited {len(result.get('credited') or {})}, blamed {len(result.get('blamed') or {})}"))
         return True
     if cmd == "/inspect":
         _print_inspect(mem, args[0] if args else None)
@@ -503,13 +586,14 @@ def _slash(session: _Session, line: str) -> bool:
     if cmd == "/help":
         console.print(CHAT_HELP)
         return True
-    raise CliError(f"unknown command {cmd}; {CHAT_HELP}")
+    raise CliError(f"unknown command {cmd}; {CHAT_HELP}")  # printed through _safe
 
 
 @app.command()
 @guarded
 def chat(
-    thread: Annotated[str, typer.Option("--thread", help="Conversation thread id (persisted).")] = "default",
+    thread: Annotated[str, typer.Option(
+        "--thread", help="Conversation thread name (persisted; each user's threads are their own).")] = "default",
     model: ModelOpt = "",
     base_url: BaseUrlOpt = "",
     store: StoreOpt = DEFAULT_STORE,
@@ -517,13 +601,13 @@ def chat(
 ) -> None:
     """Chat with the agent; reads lines from stdin until EOF or /quit. """
     interactive = sys.stdin.isatty()
-    with _open(store, user, model=model, base_url=base_url) as mem:
+    with _open(store, user, create=True, model=model, base_url=base_url) as mem:
         session = _Session(mem, thread)
         try:
             if not session.agent:
                 err_console.print("[dim]agent not available: memory-only offline chat[/dim]")
             if interactive:
-                console.print(f"[dim]thread {thread!r}, user {user!r}. {CHAT_HELP}[/dim]")
+                console.print(f"[dim]{_safe(f'thread {thread!r}, user {user!r}. {CHAT_HELP}')}[/dim]")
             while True:
                 try:
                     line = input("you> " if interactive else "")
@@ -539,12 +623,17 @@ def chat(
                         continue
                     answer = session.turn(line)
                 except CliError as exc:  # a bad command ends nothing
-                    err_console.print(f"[bold red]error:[/bold red] {escape(str(exc))}", soft_wrap=True)
+                    err_console.print(f"[bold red]error:[/bold red] {_safe(exc)}", soft_wrap=True)
                     continue
+                except (InvalidInputError, NotFoundError, StoreBusyError) as exc:  # nor does a bad id or a busy store
+                    err_console.print(f"[bold red]error:[/bold red] {_safe(_message(exc))}", soft_wrap=True)
+                    continue
+                except MemoryGraphError:  # the store is broken or closed: guarded prints it and exits
+                    raise
                 except (ValueError, KeyError) as exc:
-                    err_console.print(f"[bold red]error:[/bold red] {escape(_message(exc))}", soft_wrap=True)
+                    err_console.print(f"[bold red]error:[/bold red] {_safe(_message(exc))}", soft_wrap=True)
                     continue
-                console.print(f"[bold cyan]assistant>[/bold cyan] {escape(answer)}")
+                console.print(f"[bold cyan]assistant>[/bold cyan] {_safe(answer, multiline=True)}")
         finally:
             session.close()
 
@@ -557,31 +646,32 @@ def _print_inspect(mem: Memory, memory_id: str | None) -> None:
     if memory_id is None:
         counts = info["memories"]
         total = sum(counts.values())
-        console.print(f"namespace [bold]{escape(info['namespace'])}[/bold]: {info['observations']} observations, "
-                      f"{total} memories (" + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ")")
+        console.print(f"namespace [bold]{_safe(info['namespace'])}[/bold]: {info['observations']} observations, "
+                      + _safe(f"{total} memories (" + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ")"))
         table = Table(title="recent memories")
         for col in ("id", "status", "retention", "valid", "scope", "text"):
             table.add_column(col, overflow="fold")
         for r in info["recent"][:20]:
-            table.add_row(r["id"], r["status"], r["retention"], f"{_short_date(r['valid_from'])} -> "
-                          f"{_short_date(r['valid_to'])}", r["scope"] or "-", escape(r["text"]))
+            table.add_row(_safe(r["id"]), _safe(r["status"]), _safe(r["retention"]),
+                          _safe(f"{_short_date(r['valid_from'])} -> {_short_date(r['valid_to'])}"),
+                          _safe(r["scope"] or "-"), _safe(r["text"]))
         console.print(table)
         return
-    table = Table(title=f"memory {memory_id}", show_header=False)
+    table = Table(title=_safe(f"memory {memory_id}"), show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
     for key in ("text", "status", "retention", "kind", "subject", "attribute", "value", "scope", "source",
                 "valid_from", "valid_to", "confidence"):
         if key in info:
-            table.add_row(key, escape(str(info[key] if info[key] not in (None, "") else "-")))
+            table.add_row(key, _safe(info[key] if info[key] not in (None, "") else "-"))
     refs = ", ".join(str(p.get("ref") or p.get("observation_id")) for p in info.get("provenance", []))
-    table.add_row("provenance", escape(refs or "-"))
-    table.add_row("supersedes", ", ".join(info.get("supersedes") or []) or "-")
-    table.add_row("superseded_by", str(info.get("superseded_by") or "-"))
+    table.add_row("provenance", _safe(refs or "-"))
+    table.add_row("supersedes", _safe(", ".join(info.get("supersedes") or []) or "-"))
+    table.add_row("superseded_by", _safe(info.get("superseded_by") or "-"))
     stats = info.get("stats") or {}
     for cls, s in stats.items():
-        table.add_row(f"stats ({cls})", f"shown {s.get('shown', 0)}, credited {s.get('credited', 0)}, "
-                      f"blamed {s.get('blamed', 0)}")
+        table.add_row(_safe(f"stats ({cls})"), _safe(f"shown {s.get('shown', 0)}, credited {s.get('credited', 0)}, "
+                                                     f"blamed {s.get('blamed', 0)}"))
     if not stats:
         table.add_row("stats", "shown 0, credited 0, blamed 0")
     console.print(table)
@@ -591,7 +681,7 @@ def _print_inspect(mem: Memory, memory_id: str | None) -> None:
         for col in ("at", "type", "detail"):
             ev.add_column(col, overflow="fold")
         for e in events:
-            ev.add_row(str(e.get("at", "")), str(e.get("type", "")), escape(json.dumps(e.get("detail"), default=str)))
+            ev.add_row(_safe(e.get("at", "")), _safe(e.get("type", "")), _safe(json.dumps(e.get("detail"), default=str)))
         console.print(ev)
     chain = mem.history(memory_id)
     if len(chain) > 1:
@@ -600,15 +690,15 @@ def _print_inspect(mem: Memory, memory_id: str | None) -> None:
             hist.add_column(col, overflow="fold")
         for h in chain:
             mark = " *" if h["id"] == memory_id else ""
-            hist.add_row(h["id"] + mark, h["status"], f"{_short_date(h['valid_from'])} -> {_short_date(h['valid_to'])}",
-                         escape(h["text"]))
+            hist.add_row(_safe(h["id"] + mark), _safe(h["status"]),
+                         _safe(f"{_short_date(h['valid_from'])} -> {_short_date(h['valid_to'])}"), _safe(h["text"]))
         console.print(hist)
 
 
 def _print_forget(result: dict[str, Any]) -> None:
     kind = "erased" if result.get("hard") else "retracted"
-    console.print(f"{kind} {len(result['forgotten'])} memories: {', '.join(result['forgotten'])}"
-                  + (f"; erased {len(result['observations'])} observations" if result.get("hard") else ""))
+    console.print(_safe(f"{kind} {len(result['forgotten'])} memories: {', '.join(result['forgotten'])}"
+                        + (f"; erased {len(result['observations'])} observations" if result.get("hard") else "")))
 
 
 @app.command()
@@ -619,7 +709,7 @@ def inspect(
     user: UserOpt = "default",
 ) -> None:
     """Summarise the namespace, or show one memory with its provenance, stats, events and history."""
-    with _open(store, user) as mem:
+    with _open(store, user, create=False) as mem:
         _print_inspect(mem, memory_id)
 
 
@@ -632,7 +722,7 @@ def forget(
     user: UserOpt = "default",
 ) -> None:
     """Retract a memory (kept in history), or with --hard erase it and its source observations."""
-    with _open(store, user) as mem:
+    with _open(store, user, create=False) as mem:
         _print_forget(mem.forget(memory_id, hard=hard))
 
 
@@ -640,14 +730,12 @@ def forget(
 @guarded
 def reindex(store: StoreOpt = DEFAULT_STORE, user: UserOpt = "default") -> None:
     """Rebuild the Chroma index from the SQLite ledger (all namespaces)."""
-    from memory_graph.store.index import VectorIndex
-
-    with _open(store, user) as mem:
+    with _open(store, user, create=False) as mem:
         counts = mem.store.reindex()
-        idx = mem.store.index
-        console.print(f"reindexed: {counts.get('indexed', 0)} records embedded, {counts.get('removed', 0)} removed; "
-                      f"index now holds {len(VectorIndex.ids(idx.memories))} memories and "
-                      f"{len(VectorIndex.ids(idx.observations))} observations")
+        held = mem.store.index_counts()
+        console.print(_safe(f"reindexed: {counts.get('indexed', 0)} records embedded, {counts.get('removed', 0)} "
+                            f"removed; index now holds {held.get('memories', 0)} memories and "
+                            f"{held.get('observations', 0)} observations"))
 
 
 # ---- eval (mounted from the evals package when it is there) --------------------------------------------
@@ -683,6 +771,18 @@ def _eval_missing() -> None:
         raise _fail("the evals package is not available (evals/cli.py or evals/runner.py with a typer app)", 1)
 
 
+def _whole_short_help() -> None:
+    """Give every command its whole first help paragraph as short help (click would cut it at ~45 characters
+    with "..." in the command list)."""
+    for info in app.registered_commands:
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if info.short_help is None and doc and doc.strip():
+            info.short_help = " ".join(doc.strip().split("\n\n")[0].split())
+
+
+_whole_short_help()
+
+
 def main() -> None:
     """Entry point of the ``memory-graph`` script."""
     argv = sys.argv[1:]
@@ -695,6 +795,7 @@ def main() -> None:
             mounted = False
     if not mounted:
         _eval_missing()
+    _whole_short_help()
     app(prog_name="memory-graph")
 
 

@@ -90,6 +90,11 @@ def test_inspect_forget_reindex(store: Path) -> None:
     for needle in ("status", "provenance", "s6-t01", "supersedes", "history", "Lisbon", "Porto", "shown"):
         assert needle in one.stdout, (needle, one.stdout)
 
+    for missing in (["inspect", "nosuchid"], ["forget", "nosuchid"]):
+        unknown = run_cli(*missing, store=store)
+        assert_one_line_error(unknown, "nosuchid")
+        assert unknown.returncode == 1
+
     gone = run_cli("forget", berlin_id, store=store)
     assert gone.returncode == 0, gone.stderr
     assert "retracted 1" in gone.stdout and berlin_id in gone.stdout
@@ -110,9 +115,9 @@ def test_bad_inputs_write_nothing(tmp_path: Path) -> None:
                          '{"speaker": "user", "text": "bad \\ud800 text", "time": "2025-01-02T10:00:00"}\n', encoding="utf-8")
     assert_one_line_error(run_cli("ingest", surrogate, "--batch-size", "1", store=store), "surrogate.jsonl:2", "not valid Unicode")
 
-    summary = run_cli("inspect", store=store)
-    assert summary.returncode == 0, summary.stderr
-    assert "0 observations" in summary.stdout and "0 memories" in summary.stdout
+    # every file is validated before the store is opened: not even the folder was created
+    assert_one_line_error(run_cli("inspect", store=store), "does not exist")
+    assert not store.exists()
 
 
 def test_bad_inputs_in_process(tmp_path: Path) -> None:
@@ -149,11 +154,15 @@ def test_bad_inputs_in_process(tmp_path: Path) -> None:
     plain.write_text("Dana: I live in Oslo.\nno speaker here\n", encoding="utf-8")
     check(["ingest", str(plain)], "plain.txt:2", "Speaker: text")
     check(["ingest", str(tmp_path / "missing.jsonl")], "no such file")
-    check(["ask", "--as-of", "notadate", "Where do I live?"], "--as-of")
+    check(["ask", "--as-of", "notadate", "Where do I live?"], "--as-of", "'notadate'")
+    check(["ask", "--as-of", "Ben", "Where do I live?"], "--as-of", "'Ben'")
     check(["ask", "--budget", "0", "Where do I live?"], "--budget")
+    # the read-only commands report a missing store instead of creating an empty one
+    check(["ask", "Where do I live?"], "does not exist")
+    check(["forget", "nosuchid"], "does not exist")
+    check(["inspect", "nosuchid"], "does not exist")
+    check(["reindex"], "does not exist")
     assert not (tmp_path / "store").exists()  # nothing was opened or written
-    check(["forget", "nosuchid"], "nosuchid")
-    check(["inspect", "nosuchid"], "nosuchid")
 
 
 def test_chat_piped_stdin(tmp_path: Path) -> None:
