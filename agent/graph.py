@@ -9,7 +9,12 @@
   see the recalled context.
 * ``tools`` is LangGraph's ``ToolNode`` (``agent.tools.TOOLS``); it returns to the planner.
 * ``respond`` answers with the chat model, or offline only from the recalled memories (with ``[m:ID]``
-  citations), saying that no LLM is configured.
+  citations), saying why: no LLM is configured, the model failed, or it timed out.
+
+All model calls of one turn share one deadline (``Context.model_deadline_s``, see ``memory_graph.deadline``):
+the planner's first round sets ``turn_deadline`` and the memory node passes it to the memory subgraph. A call
+with no time left is not made: no tools, the rule extractor, no link proposals, the offline answer. Memory text
+reaches a model only inside the fence: prompts carry the conversation through ``agent.prompts.model_messages``.
 
 ``graph`` is the module-level compiled instance (no checkpointer; ``langgraph dev`` and the CLI add one).
 Configuration is ``memory_graph.config.Context`` (``context_schema``).
@@ -26,12 +31,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
-from agent.prompts import planner_prompt, responder_prompt
-from agent.responder import offline_answer
+from agent.prompts import TIMED_OUT, model_messages, planner_prompt, responder_prompt
+from agent.responder import offline_message
 from agent.state import AgentState, as_context
 from agent.tools import TOOLS
 from memory_graph.chat_model import make_chat_model
 from memory_graph.config import Context
+from memory_graph.deadline import call_timeout, is_timeout, resolve
 from memory_graph.graph import graph as memory_subgraph
 
 log = logging.getLogger(__name__)
@@ -70,17 +76,38 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
         name: the graph's name (shown in Studio and traces).
     """
 
-    def resolve_model(ctx: Context) -> BaseChatModel | None:
-        return chat_model if chat_model is not None else make_chat_model(ctx.model, ctx.base_url)
+    def configured(ctx: Context) -> bool:
+        return chat_model is not None or bool(ctx.model)
+
+    def resolve_model(ctx: Context, deadline: float) -> BaseChatModel | None:
+        """The chat model for one call before ``deadline`` (epoch seconds); None when none is configured or
+        no time is left (``deadline.MIN_CALL_S``)."""
+        if call_timeout(deadline) is None:
+            return None
+        if chat_model is not None:
+            return chat_model
+        return make_chat_model(ctx.model, ctx.base_url, deadline=deadline)
+
+    def turn_deadline(state: AgentState, ctx: Context) -> float:
+        return state.turn_deadline if state.turn_deadline is not None else resolve(state.deadline, ctx.model_deadline_s)
 
     def planner(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Choose the memory query and, with a chat model, the tool calls of this round."""
+        """Choose the memory query and, with a chat model, the tool calls of this round. The first round of a
+        turn starts its model deadline: the input ``deadline``, else now + ``Context.model_deadline_s``."""
+        ctx = as_context(runtime.context)
         idx = _last_human_index(state.messages)
         update: dict[str, Any] = {"memory_query": _text(state.messages[idx]).strip() if idx >= 0 else ""}
-        model = resolve_model(as_context(runtime.context))
-        if model is None or idx < 0 or tool_rounds(state.messages) >= MAX_TOOL_ROUNDS:
+        rounds = tool_rounds(state.messages)
+        if rounds == 0:  # a new turn: its own deadline (a deadline kept from the previous turn is stale)
+            update.update(turn_deadline=resolve(state.deadline, ctx.model_deadline_s), deadline=None)
+        deadline = update["turn_deadline"] if "turn_deadline" in update else turn_deadline(state, ctx)
+        if not configured(ctx) or idx < 0 or rounds >= MAX_TOOL_ROUNDS:
             return update
-        prompt = [SystemMessage(planner_prompt(state.memory_context)), *state.messages]
+        model = resolve_model(ctx, deadline)
+        if model is None:
+            log.warning("no time left before the turn's model deadline: planning no tools")
+            return update
+        prompt = [SystemMessage(planner_prompt(state.memory_context)), *model_messages(state.messages)]
         try:
             msg = model.bind_tools(TOOLS).invoke(prompt)
         except Exception as exc:  # noqa: BLE001 - an unreachable model must not lose the turn: plan no tools
@@ -103,6 +130,7 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
             same = state.recall is not None and state.recall.get("query") == state.memory_query
             payload = {"messages": _this_turn(state.messages), "query": "" if same else state.memory_query,
                        "as_of": state.as_of, "include_history": state.include_history, "task": state.task}
+        payload["deadline"] = turn_deadline(state, ctx)  # extraction and the LLM linker share the turn's deadline
         out = memory_subgraph.invoke(payload, context=ctx)
         update: dict[str, Any] = {}
         if first_call:
@@ -115,20 +143,26 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
         return update
 
     def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Answer the newest human message from the recalled context."""
-        model = resolve_model(as_context(runtime.context))
+        """Answer the newest human message from the recalled context (offline when no model is configured,
+        no time is left before the turn's deadline, or the model fails)."""
+        ctx = as_context(runtime.context)
+        if not configured(ctx):
+            return {"messages": [offline_message(state.recall)]}
+        model = resolve_model(ctx, turn_deadline(state, ctx))
         if model is None:
-            return {"messages": [AIMessage(offline_answer(state.recall))]}
-        prompt = [SystemMessage(responder_prompt(state.memory_context)), *state.messages]
+            lead = f"{TIMED_OUT} (the turn's model deadline passed)"
+            return {"messages": [offline_message(state.recall, lead=lead)]}
+        prompt = [SystemMessage(responder_prompt(state.memory_context)), *model_messages(state.messages)]
         try:
             answer = model.invoke(prompt)
         except Exception as exc:  # noqa: BLE001 - the turn is stored; answer from memory and say why
             log.warning("responder model failed, answering from memory: %s", exc)
-            return {"messages": [AIMessage(offline_answer(state.recall, lead=f"The chat model failed ({type(exc).__name__})"))]}
+            lead = f"{TIMED_OUT if is_timeout(exc) else 'The chat model failed'} ({type(exc).__name__})"
+            return {"messages": [offline_message(state.recall, lead=lead)]}
         if not isinstance(answer, AIMessage) or answer.tool_calls:
             answer = AIMessage(_text(answer) if isinstance(answer, AIMessage) else str(answer))
         if not _text(answer).strip():
-            return {"messages": [AIMessage(offline_answer(state.recall, lead="The chat model gave an empty answer"))]}
+            return {"messages": [offline_message(state.recall, lead="The chat model gave an empty answer")]}
         return {"messages": [answer]}
 
     builder = StateGraph(AgentState, context_schema=Context)

@@ -9,6 +9,10 @@ Keys:
   last_recall_id  the recall the latest answer used; the next human turn credits or blames it
   credit          the outcome the memory subgraph applied at the start of this turn (if any)
   as_of, include_history, task   recall options passed through to the memory subgraph
+  deadline        input, optional: absolute time (epoch seconds, ``time.time()``) by which this turn's model calls
+                  must end; the planner's first round consumes it (None: now + ``Context.model_deadline_s``)
+  turn_deadline   the deadline of the current turn (set by the planner's first round; the memory node passes it
+                  to the memory subgraph as ``deadline``); see ``memory_graph.deadline``
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ class AgentState:
     as_of: str | None = None
     include_history: bool = False
     task: str | None = None
+    deadline: float | None = None
+    turn_deadline: float | None = None
 
 
 def as_context(value: Any) -> Context:

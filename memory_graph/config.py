@@ -21,6 +21,7 @@ llm_linker                  MEMORY_GRAPH_LLM_LINKER          1 (on; used only wi
 learning                    MEMORY_GRAPH_LEARNING            1 (on)
 selection                   MEMORY_GRAPH_SELECTION           knapsack (or topk)
 usefulness                  MEMORY_GRAPH_USEFULNESS          heuristic (or logistic)
+model_deadline_s            MEMORY_GRAPH_MODEL_DEADLINE      30 (seconds)
 ==========================  ===============================  =====================
 """
 
@@ -30,6 +31,9 @@ import numbers
 import os
 from dataclasses import dataclass, field, fields
 from typing import Literal
+
+from memory_graph.deadline import DEFAULT_DEADLINE_S, check_seconds
+from memory_graph.errors import InvalidInputError
 
 Trust = Literal["namespace", "source"]
 Selection = Literal["knapsack", "topk"]
@@ -47,6 +51,14 @@ def _env_int(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = _env(name, str(default))
+    try:
+        return float(raw)
+    except ValueError:
+        raise InvalidInputError(f"{name} must be a number of seconds, got {raw!r}") from None
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -79,6 +91,11 @@ class Context:
         usefulness: the knapsack's value: ``heuristic`` (documented weights; the default) or ``logistic``
             (fitted on training traces: better on the outcome worlds, but it leaves most of a large budget
             unused on long conversations); see ``memory_graph.usefulness`` and docs/ARCHITECTURE.md.
+        model_deadline_s: total wall-clock seconds all model calls of one turn may take together (an agent
+            turn: planner rounds, extraction, LLM linker, responder; or one ``Memory.observe``/``observe_many``).
+            Each call's client timeout is at most the time left, without client retries; once it has passed,
+            calls are skipped for the offline path (``memory_graph.deadline``). Positive and finite, else
+            ``InvalidInputError``.
     """
 
     store_path: str = field(default_factory=lambda: _env("MEMORY_GRAPH_STORE", "./.memory-graph"))
@@ -95,6 +112,7 @@ class Context:
     learning: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LEARNING", True))
     selection: Selection = field(default_factory=lambda: _env("MEMORY_GRAPH_SELECTION", "knapsack"))  # type: ignore[arg-type,return-value]
     usefulness: UsefulnessModel = field(default_factory=lambda: _env("MEMORY_GRAPH_USEFULNESS", "heuristic"))  # type: ignore[arg-type,return-value]
+    model_deadline_s: float = field(default_factory=lambda: _env_float("MEMORY_GRAPH_MODEL_DEADLINE", DEFAULT_DEADLINE_S))
 
     def __post_init__(self) -> None:
         if not str(self.user_id).strip():
@@ -117,6 +135,7 @@ class Context:
             raise ValueError(f"selection must be 'knapsack' or 'topk', got {self.selection!r}")
         if self.usefulness not in ("heuristic", "logistic"):
             raise ValueError(f"usefulness must be 'heuristic' or 'logistic', got {self.usefulness!r}")
+        self.model_deadline_s = check_seconds(self.model_deadline_s)  # InvalidInputError
 
     def replace(self, **changes: object) -> Context:
         """Return a copy with ``changes`` applied (unknown names raise ``TypeError``)."""

@@ -16,9 +16,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import numbers
 import re
+import unicodedata
 from datetime import datetime
 from typing import Any
 
@@ -30,7 +32,6 @@ from memory_graph.knapsack import knapsack
 from memory_graph.lexical import lexical_search
 from memory_graph.records import Recall, RecallItem, Status
 from memory_graph.store import Ledger, Store, new_id, now_iso
-from memory_graph.store.index import VectorIndex
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
 from memory_graph.usefulness import (
@@ -49,13 +50,106 @@ USEFULNESS_FLOOR = 0.05
 OBSERVATION_CONFIDENCE = 0.3
 
 
+_DROPPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
+"""Control, format (zero-width, bidi embeddings/overrides/isolates, BOM, soft hyphen, tags) and surrogates."""
+_INVISIBLE = "\u034f\u17b4\u17b5\u180b\u180c\u180d\u180f"  # grapheme joiner, Khmer/Mongolian invisibles
+_BLANKS = "\u115f\u1160\u2800\u3164\uffa0"
+"""Characters that render as blank space without being whitespace (Hangul fillers, the Braille blank)."""
+_WHITESPACE = re.compile(r"\s+")
+
+
+@functools.cache
+def _normal_table() -> dict[int, str | None]:
+    """``str.translate`` table of step 1: whitespace and blanks to a space; Cc, Cf, Cs, variation selectors and
+    other default-ignorable marks dropped. Built on first use (about 30 ms)."""
+    table: dict[int, str | None] = {}
+    for cp in [*range(0x20000), *range(0xE0000, 0xE1000)]:
+        ch = chr(cp)
+        if ch.isspace():
+            table[cp] = " "
+        elif unicodedata.category(ch) in _DROPPED_CATEGORIES:
+            table[cp] = None
+    table.update({ord(c): None for c in _INVISIBLE} | {cp: None for cp in range(0xFE00, 0xFE10)})
+    table.update({cp: None for cp in range(0xE0100, 0xE01F0)} | {ord(c): " " for c in _BLANKS})
+    return table
+
+
+_ASCII_INERT = re.compile(r"[^\x00-\x1f\x7f]*")
+"""Printable ASCII: nothing to drop, fold or collapse but runs of spaces."""
+_OPEN, _CLOSE = "<‹«", ">›»"  # bracket-like quotes that are not category Ps/Pe
+_COLONS = frozenset(":\u02d0\u02f8\u0589\u05c3\u16ec\u205a\u2236\ua789\ufe13\ufe55\uff1a")
+_CONFUSABLES = {
+    **dict(zip("аеорсухіѕмтАЕОРСУХІЅМТКН", "aeopcyxismtAEOPCYXISMTKH", strict=True)),  # Cyrillic
+    **dict(zip("οενρτυχΟΕΜΝΡΤΥΧΚΗΙ", "oevptuxOEMNPTYXKHI", strict=True)),  # Greek
+    "օ": "o", "Օ": "O", "ս": "u", "ո": "n",  # Armenian
+}
+"""Letters that look like the Latin letters of ``m:``/``o:`` and ``memory-context`` (matching only)."""
+_LOOKALIKE = re.compile(
+    r"(?P<fence>(?:\[\s*)+[/\\\s]*memory(?:[^\w\[\]]|_){0,3}context(?:\s*\])*)|\[\s*[mo]\s*(?P<colon>:)", re.IGNORECASE
+)
+"""On the skeleton (every opening bracket ``[``, closing bracket ``]``, colon ``:``): a fence tag or a citation."""
+
+
+@functools.cache
+def _skeleton_table() -> dict[int, str]:
+    """``str.translate`` table of the skeleton: every opening bracket (category Ps, ``<‹«``) to ``[``, every
+    closing one (Pe, ``>›»``) to ``]``, colon look-alikes to ``:``, confusable letters to Latin ones. Built on
+    first use (planes 0-1 hold every bracket: about 30 ms)."""
+    table: dict[int, str] = {}
+    for cp in range(0x20000):
+        category = unicodedata.category(chr(cp))
+        if category in ("Ps", "Pe"):
+            table[cp] = "[" if category == "Ps" else "]"
+    table.update({ord(c): "[" for c in _OPEN} | {ord(c): "]" for c in _CLOSE} | {ord(c): ":" for c in _COLONS})
+    table.update({ord(c): latin for c, latin in _CONFUSABLES.items()})
+    return table
+
+
+def _neutralise(text: str) -> str:
+    """One pass over ``text``: every fence-tag look-alike becomes `` memory-context ``, the colon of every
+    citation look-alike a space. Each edit shortens the text or removes a colon, so repeating terminates."""
+    skeleton = text.translate(_skeleton_table())  # one character per character of ``text``
+    if "[" not in skeleton:
+        return text
+    out: list[str] = []
+    pos = 0
+    for m in _LOOKALIKE.finditer(skeleton):
+        if m.group("fence") is not None:
+            out += [text[pos : m.start()], " memory-context "]
+            pos = m.end()
+        else:
+            out += [text[pos : m.start("colon")], " "]
+            pos = m.end("colon")
+    return "".join(out) + text[pos:] if out else text
+
+
 def escape(text: str) -> str:
-    """Make memory text inert inside the fence: one line, no control characters, no angle brackets, no fake
-    ``[m:``/``[o:`` citations."""
-    text = re.sub(r"[\x00-\x1f\x7f]", " ", text)
-    text = re.sub(r"\s+", " ", text).strip()
+    """Make memory text inert inside the fence (also used for memory text in any other model prompt).
+
+    1. Normalise: whitespace (newlines, tabs, Unicode spaces) becomes one space; control, format (zero-width,
+       bidi overrides/isolates, BOM, soft hyphen) and other invisible characters are dropped; NFKC folds
+       full-width and styled letters and brackets to their plain forms. The result is one line.
+    2. ``<``/``>`` become ``‹``/``›``, so no markup tag survives.
+    3. Neutralise look-alikes: a fence tag (an opening bracket of any kind, then ``memory-context`` in any
+       case, spacing or confusable letters) becomes plain ``memory-context``; in a citation look-alike (an
+       opening bracket of any kind, ``m`` or ``o`` in any case, ``:``; spaces allowed between) the colon becomes
+       a space: ``【m:x】`` -> ``【m x】``.
+
+    The output has no Cc/Cf character and is a fixed point (``escape(escape(t)) == escape(t)``). Ordinary text
+    stays readable: ``I moved to Porto (2024)`` is unchanged.
+    """
+    if text.isascii() and _ASCII_INERT.fullmatch(text):
+        text = text.strip()  # the common case: printable ASCII, nothing to drop or fold
+    else:
+        table = _normal_table()
+        text = unicodedata.normalize("NFKC", text.translate(table)).translate(table)  # NFKC may make spaces
     text = text.replace("<", "‹").replace(">", "›")
-    return re.sub(r"\[([mo]):", "[\\1\u200b:", text)
+    while True:
+        neutral = _neutralise(text)
+        if neutral == text:
+            break
+        text = neutral
+    return _WHITESPACE.sub(" ", text).strip()
 
 
 MAX_BUDGET = 1_000_000
@@ -151,7 +245,7 @@ def recall(
     ns = ctx.user_id
     vector = query_vector if query_vector is not None else store.embed([query])[0]
     pool_size = max(40, 4 * ctx.max_items)
-    hits = VectorIndex.search(store.index.memories, vector, ns, pool_size, _status_filter(as_of_iso, include_history))
+    hits = store.search_memories(vector, ns, pool_size, _status_filter(as_of_iso, include_history))
     hits += _lexical_hits(store, ns, query, vector, {h[0] for h in hits}, as_of_iso, include_history)
     hits += _same_key_hits(store, ns, hits, vector, as_of_iso, include_history)
     rows = store.ledger.memories(ns, [h[0] for h in hits])
@@ -290,7 +384,7 @@ def _lexical_hits(
         return []
     rows = store.ledger.memories(ns, extra)
     keep = [m for m in extra if m in rows and _held(rows[m], as_of_iso, include_history)]
-    vectors = VectorIndex.vectors(store.index.memories, keep)
+    vectors = store.memory_vectors(keep)
     return [(m, float(np.dot(vectors[m], vector))) for m in keep if m in vectors]
 
 
@@ -311,12 +405,12 @@ def _same_key_hits(
     extra: list[str] = []
     for subject, attribute in sorted(keys):
         for row in store.ledger.query(
-            "SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? ORDER BY valid_from DESC LIMIT 20",
+            "SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? ORDER BY valid_from DESC, rowid DESC LIMIT 20",
             (ns, subject, attribute),
         ):
             if row["id"] not in seen and row["id"] not in extra and _held(row, as_of_iso, include_history):
                 extra.append(row["id"])
-    vectors = VectorIndex.vectors(store.index.memories, extra)
+    vectors = store.memory_vectors(extra)
     return [(m, float(np.dot(vectors[m], vector))) for m in extra if m in vectors]
 
 
@@ -329,7 +423,7 @@ def _observation_candidates(
     are left out.
     """
     where = {"time": {"$lte": to_epoch(as_of_iso, 0)}} if as_of_iso else None
-    hits = VectorIndex.search(store.index.observations, vector, ns, n, where)
+    hits = store.search_observations(vector, ns, n, where)
     if not hits:
         return []
     rows = {r["id"]: r for r in store.ledger.query_in(

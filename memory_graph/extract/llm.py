@@ -1,8 +1,9 @@
 """The LLM extractor: a chat model's structured output (``with_structured_output``) into pydantic models.
 
 On any failure (timeout, refusal, malformed output) it retries once, then falls back to the rule
-extractor; the observation is stored either way. Relative dates in ``when`` resolve against the
-observation's time with ``dateparser``. The assistant's own turns are never sent for extraction.
+extractor; the observation is stored either way. When the turn's model deadline has passed
+(``ModelDeadlineExceeded``, see ``memory_graph.deadline``) it does not retry: the rule extractor answers.
+Relative dates in ``when`` resolve against the observation's time with ``dateparser``. The assistant's own turns are never sent for extraction.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
+from memory_graph.deadline import ModelDeadlineExceeded
 from memory_graph.extract import rules
 from memory_graph.records import MemoryRecord, Observation
 from memory_graph.timeutil import parse_time, resolve_relative, to_iso
@@ -52,7 +54,8 @@ class Extraction(BaseModel):
 
 
 def extract(model: BaseChatModel, observation: Observation, retries: int = 1) -> list[MemoryRecord]:
-    """Records of ``observation`` from the chat model, or from the rule extractor if the model fails."""
+    """Records of ``observation`` from the chat model, or from the rule extractor (``extractor="rules-fallback"``)
+    if the model fails ``retries + 1`` times or the model deadline passes (``ModelDeadlineExceeded``)."""
     if rules.is_assistant(observation.speaker):
         return []
     structured = model.with_structured_output(Extraction)
@@ -65,6 +68,9 @@ def extract(model: BaseChatModel, observation: Observation, retries: int = 1) ->
             if not isinstance(result, Extraction):
                 raise TypeError(f"unexpected structured output {type(result).__name__}")
             return [_to_record(f, observation) for f in result.facts if f.value.strip() and f.attribute.strip()]
+        except ModelDeadlineExceeded:
+            log.info("no time left for LLM extraction: the rule extractor answers")
+            break
         except Exception as exc:  # noqa: BLE001 - any model failure falls back
             log.warning("LLM extraction failed (attempt %d): %s", attempt + 1, exc)
     return [r.model_copy(update={"extractor": "rules-fallback"}) for r in rules.extract(observation)]
