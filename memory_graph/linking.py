@@ -16,12 +16,19 @@ Rules (measured on the supersession suite of evals/):
 - "forget my X" retracts the current memories about X (a soft forget; hard erase is ``forget(hard=True)``).
 - events (things that happened) are never superseded.
 - ``trust="source"``: a conflicting claim from another source marks both ``contested``.
+
+Invariants (property-tested in tests/test_link_invariants.py and tests/test_determinism.py):
+- a link never crosses parties or scopes: ``may_link``, enforced in ``link_targets``, the one place that
+  hands rows to the writers (a third party such as "Ana" never supersedes the user's or the group's facts);
+- the same turns give the same links: candidates are ranked by similarity, then time, then text
+  (``ranked``), never by the random ids or the index's insertion order, and memories written earlier in the
+  same batch are scored like indexed ones, so batch boundaries do not change the result.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -33,7 +40,6 @@ from memory_graph.config import Context
 from memory_graph.extract.rules import WE, speaker_subject
 from memory_graph.records import MemoryRecord
 from memory_graph.store import Ledger, Store, now_iso, short_id
-from memory_graph.store.index import VectorIndex
 from memory_graph.tokens import count_tokens
 
 MULTI_VALUED = {"pets", "likes", "dislikes", "languages", "hobbies", "children", "friends", "siblings", "skills"}
@@ -89,8 +95,9 @@ NAMED_SIMILARITY = 0.2           # update wording that names the replaced statem
 
 
 def compatible_subjects(record: MemoryRecord) -> list[str]:
-    """Subjects whose memories this record may update: the group ("we") and its speaker's own facts update
-    each other; a third party's facts ("Leo") only their own."""
+    """Subjects whose memories this record may update (a pre-filter for queries): the group ("we") and its
+    speaker's own facts update each other; a third party's facts ("Leo") only their own. ``may_link`` is the
+    rule itself (it also asks that a "we" row paired with a person's own fact was said by that person)."""
     own = speaker_subject(record.source)
     if record.subject in (WE, own):
         return sorted({WE, own})
@@ -148,33 +155,76 @@ def _own_values(row: Any) -> set[str]:
     return _values(row["text"]) - set(re.findall(r"[a-z0-9]+", row["subject"].lower()))
 
 
-def _frame_compatible(record: MemoryRecord, row: Any, subjects: list[str]) -> bool:
-    """Subjects that may replace each other's free-text statements: the compatible subjects of the record,
-    and also a group statement ("we") with one about a thing or third party ("Billing runs on X") — a
-    speaker's own facts excepted."""
-    if row["subject"] in subjects:
+def same_party(subject: str, source: str, other_subject: str, other_source: str) -> bool:
+    """Whether two statements' subjects belong to one party: the same subject (a person, or the group "we"
+    of the namespace, whoever says it), or a speaker's own subject and the group "we" *said by that speaker*
+    ("I moved to Porto" / "We live in Berlin", both from the user). A third party ("Ana", "user's sister")
+    is its own party: never the user's, never the group's."""
+    if subject == other_subject:
         return True
-    row_is_self = row["subject"] == speaker_subject(row["source"])
-    return not row_is_self and WE in (row["subject"], record.subject)
+    if subject == WE:
+        return other_subject == speaker_subject(source)
+    if other_subject == WE:
+        return subject == speaker_subject(other_source)
+    return False
 
 
-def live_neighbours(store: Store, ns: str, record: MemoryRecord, pending: Sequence[str] = (), k: int = 12) -> list[Any]:
-    """The memories ``record`` could replace, nearest first: among the ``k`` nearest by text, the live
-    (current or contested), asserted, non-event, single-valued ones in the record's scope, of a subject it
-    may update (``_frame_compatible``), dated at or before it. ``pending``: ids written earlier in the same
-    batch (not yet in the vector index)."""
-    vector = store.embed([record.text])[0]
-    hits = VectorIndex.search(store.index.memories, vector, ns, k, {"status": {"$in": list(LIVE)}, "scope": record.scope})
-    rank = {mid: i for i, mid in enumerate(dict.fromkeys([h[0] for h in hits] + list(pending)))}
-    rows = store.ledger.memories(ns, list(rank))
-    subjects = compatible_subjects(record)
-    return [r for r in sorted(rows.values(), key=lambda r: rank[r["id"]]) if r["status"] in LIVE and r["scope"] == record.scope and r["kind"] != "event"
-            and not r["multi"] and _frame_compatible(record, r, subjects) and r["polarity"] > 0
-            and r["valid_from"] <= record.valid_from]
+def may_link(record: MemoryRecord, row: Mapping[str, Any] | Any) -> bool:
+    """THE linking invariant, checked for every memory a record would supersede, retract, contest or merge
+    into (``link_targets`` is the one place that hands rows to the writers): the row is of the record's
+    party (``same_party``) and of the same scope. One exception, a user's command rather than a claim: a
+    "forget my X" request that names no scope covers X in every scope of its party."""
+    if not same_party(record.subject, record.source, row["subject"], row["source"]):
+        return False
+    return row["scope"] == record.scope or (record.forget and not record.scope)
+
+
+NEIGHBOURS = 12
+INDEX_MARGIN = 8
+"""Extra index hits asked for beyond NEIGHBOURS: memories ended earlier in the same batch still look live to
+the index until the batch's end (and ties at the cut), so the cut is made after the ledger has its say."""
+SIM_DECIMALS = 5
+"""Similarities are compared at this precision: a vector scored by the index and the same vector scored from
+the batch's cache (float32 arithmetic of two kinds) then rank alike, and exact ties are seen as ties."""
+
+
+def ranked(scored: Sequence[tuple[Any, float]]) -> list[tuple[Any, float]]:
+    """``(row, similarity)`` pairs, most similar first; ties (equal at SIM_DECIMALS) go to the newest
+    statement, then by text and value. The order depends on the rows alone: never on ids (drawn at random),
+    on the order the index received its records, or on where a batch began."""
+    out = sorted(scored, key=lambda p: (p[0]["text"], p[0]["value"]))
+    out.sort(key=lambda p: p[0]["valid_from"], reverse=True)  # stable: text order kept within one time
+    out.sort(key=lambda p: -round(p[1], SIM_DECIMALS))
+    return out
+
+
+def nearest_live(store: Store, ns: str, vector: Any, k: int, scope: str | None = None, pending: Sequence[str] = ()) -> list[tuple[Any, float]]:
+    """The ``k`` live (current or contested) memories nearest to ``vector`` (of ``scope`` when given), as
+    ``(row, cosine)`` in ``ranked`` order. ``pending``: ids written earlier in the same batch (not yet in the
+    vector index), scored like indexed ones, so a batch's boundaries do not change the answer."""
+    where: dict[str, Any] = {"status": {"$in": list(LIVE)}}
+    if scope is not None:
+        where["scope"] = scope
+    scores = dict(store.search_memories(vector, ns, k + INDEX_MARGIN, where))
+    rows = store.ledger.memories(ns, list(dict.fromkeys([*scores, *pending])))
+    fresh = [rows[mid] for mid in dict.fromkeys(pending) if mid in rows and mid not in scores]
+    if fresh:
+        scores.update(zip([r["id"] for r in fresh], (store.embed([r["text"] for r in fresh]) @ vector).tolist(), strict=True))
+    live = [(r, scores[r["id"]]) for r in rows.values() if r["status"] in LIVE and (scope is None or r["scope"] == scope)]
+    return ranked(live)[:k]
+
+
+def live_neighbours(store: Store, ns: str, record: MemoryRecord, pending: Sequence[str] = (), k: int = NEIGHBOURS) -> list[Any]:
+    """The memories ``record`` could replace, nearest first: among the ``k`` nearest live memories of the
+    record's scope by text (``nearest_live``), the asserted, non-event, single-valued ones it may link to
+    (``may_link``), dated at or before it."""
+    nearest = nearest_live(store, ns, store.embed([record.text])[0], k, record.scope, pending)
+    return [r for r, _ in nearest if r["kind"] != "event" and not r["multi"] and r["polarity"] > 0
+            and r["valid_from"] <= record.valid_from and may_link(record, r)]
 
 
 def _frame_matches(store: Store, ns: str, record: MemoryRecord, pending: Sequence[str] = ()) -> list[Any]:
-    """The one live free-text memory a free-text statement updates, or none.
+    """The live free-text memory a free-text statement updates (with its word-for-word restatements), or none.
 
     Candidates: ``live_neighbours`` that are decision-like and name different values (names, products,
     numbers). The best by topic-frame similarity is chosen when it clears FRAME_SIMILARITY
@@ -196,12 +246,15 @@ def _frame_matches(store: Store, ns: str, record: MemoryRecord, pending: Sequenc
         cands = named
     frames = [topic_frame(r["text"]) for r in cands]
     vectors = store.embed([frame] + frames)
-    sims = vectors[1:] @ vectors[0]
-    best = int(sims.argmax())
+    sims = [round(float(x), SIM_DECIMALS) for x in vectors[1:] @ vectors[0]]
+    best = sims.index(max(sims))  # a tie goes to the candidate nearer by text (``live_neighbours`` order)
     threshold = NAMED_SIMILARITY if named else FRAME_SIMILARITY_CUED if record.update_cue else FRAME_SIMILARITY
-    if float(sims[best]) < threshold or not frames[best]:
+    if sims[best] < threshold or not frames[best]:
         return []
-    return [{**dict(cands[best]), "topic_similarity": float(sims[best])}]
+    said = normalise_value(cands[best]["text"])  # a statement restated word for word is one claim: end every copy
+    return [{**dict(r), "topic_similarity": sims[best]} for r in cands if r is cands[best] or normalise_value(r["text"]) == said]
+
+
 STOPWORDS = {"the", "and", "any", "more", "anymore", "longer", "about", "with", "that", "this", "have", "from", "user"}
 
 
@@ -224,8 +277,9 @@ def _same_value(retracted: str, value: str) -> bool:
 
 
 def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
-    """Current memories of the record's subject that a retraction ("I stopped drinking coffee") ends: in the
-    retraction's scope when it names one ("... in staging"), in any scope when it names none.
+    """Current memories of the record's party that a retraction ("I stopped drinking coffee") ends, in the
+    retraction's own scope ("... in staging" ends staging's; an unscoped one ends unscoped ones: a link never
+    crosses scopes, ``may_link``). A "forget my X" request that names no scope looks in every scope.
 
     A memory is a target when it is not an event and either (a) the record names a structured attribute
     (not a free-text frame) and the memory has that attribute with an overlapping value, or (b) the memory
@@ -233,11 +287,11 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
     the memory text) and shares a content word stem with it.
     """
     subjects = compatible_subjects(record)
-    scoped = " AND scope=?" if record.scope else ""
+    scoped = " AND scope=?" if record.scope or not record.forget else ""
     rows = store.ledger.query(
         f"SELECT * FROM memories WHERE namespace=? AND subject IN ({','.join('?' * len(subjects))}) AND status IN (?,?) "
-        f"AND kind != 'event' AND polarity > 0{scoped}",
-        (namespace, *subjects, *LIVE, *([record.scope] if record.scope else [])),
+        f"AND kind != 'event' AND polarity > 0{scoped} ORDER BY valid_from, rowid",
+        (namespace, *subjects, *LIVE, *([record.scope] if scoped else [])),
     )
     if not rows:
         return []
@@ -258,33 +312,34 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
 
 
 FORGET_SIMILARITY = 0.5
+FORGET_NEIGHBOURS = 20
 PAST_QUALIFIER = re.compile(r"(?:old|former|previous|past)\s+\w", re.I)
 
 
-def _forget_targets(store: Store, namespace: str, record: MemoryRecord) -> list[Any]:
+def _forget_targets(store: Store, namespace: str, record: MemoryRecord, pending: Sequence[str] = ()) -> list[Any]:
     """Memories a "forget my X" request covers: the retraction targets, every live value of a named attribute
     X, and current memories of the same subject whose text is semantically about X (cosine >=
     FORGET_SIMILARITY to "<subject>'s X"). "forget my old/former/previous X" covers only X's superseded values."""
     subjects = compatible_subjects(record)
     if PAST_QUALIFIER.match(record.value):  # "forget my old address": the replaced values only
         return list(store.ledger.query(
-            f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status='superseded' AND subject IN ({','.join('?' * len(subjects))})",
+            f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status='superseded' AND subject IN ({','.join('?' * len(subjects))}) "
+            "ORDER BY valid_from, rowid",
             (namespace, record.attribute, *subjects),
         ))
     targets = {row["id"]: row for row in _retraction_targets(store, namespace, record)}
     if record.attribute != record.frame:  # "forget my address": every value of the named attribute
         for row in store.ledger.query(
-            f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status IN (?,?) AND subject IN ({','.join('?' * len(subjects))})",
+            f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status IN (?,?) AND subject IN ({','.join('?' * len(subjects))}) "
+            "ORDER BY valid_from, rowid",
             (namespace, record.attribute, *LIVE, *subjects),
         ):
             targets[row["id"]] = row
     owner = "The user's" if record.subject == "user" else f"{record.subject}'s"
     vector = store.embed([f"{owner} {record.value}"])[0]
-    hits = VectorIndex.search(store.index.memories, vector, namespace, 20, {"status": {"$in": list(LIVE)}})
-    close = [mid for mid, sim in hits if sim >= FORGET_SIMILARITY and mid not in targets]
-    for mid, row in store.ledger.memories(namespace, close).items():
-        if row["subject"] in compatible_subjects(record):
-            targets[mid] = row
+    for row, sim in nearest_live(store, namespace, vector, FORGET_NEIGHBOURS, pending=pending):
+        if sim >= FORGET_SIMILARITY and row["id"] not in targets and row["subject"] in subjects:
+            targets[row["id"]] = row
     return list(targets.values())
 
 
@@ -335,7 +390,7 @@ def link_records(
     proposals: Mapping[int, tuple[list[str], str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Write ``records`` (in time order) with their links in one transaction, marking the observations
-    ``processed`` in it too. ``proposals``: the LLM linker's ``{index in records: (ids, reason)}``
+    ``processed`` in it too; records of an observation already marked processed are skipped (a no-op). ``proposals``: the LLM linker's ``{index in records: (ids, reason)}``
     (``memory_graph.llm_linker.propose_all``), used where the rules find no predecessor. Returns one action
     dict per record, in time order:
     ``{"action": "new"|"duplicate"|"supersede"|"retract"|"contest"|"forget", "id", "targets", "reason", "record"}``.
@@ -347,7 +402,16 @@ def link_records(
     proposals = proposals or {}
     voted: set[tuple[str, str]] = set()  # (observation, attribute) pairs that already voted in this batch
     with store.write_lock, store.ledger.tx() as cur:
+        # idempotent: an observation another run (or process) already linked forms nothing again; this run
+        # and a run that picked up the same crash-interrupted observation cannot both write its memories
+        sources = sorted({r.observation_id for r in records})
+        done = {r["id"] for r in cur.execute(
+            f"SELECT id FROM observations WHERE namespace=? AND processed=1 AND id IN ({','.join('?' * len(sources))})",
+            (namespace, *sources),
+        ).fetchall()} if sources else set()
         for i, record in sorted(enumerate(records), key=lambda ir: ir[1].valid_from):
+            if record.observation_id in done:
+                continue
             action = _link_one(cur, store, ctx, namespace, record, created, proposals.get(i), voted)
             action["record"] = record
             actions.append(action)
@@ -362,19 +426,62 @@ def link_records(
     return actions
 
 
-def _proposed(cur: Any, store: Store, ns: str, proposal: tuple[list[str], str] | None) -> list[Any]:
-    """The LLM linker's proposed targets that are still live and single-valued, marked with its reason; when it
-    names memories of several attributes, only those of the first (one fact replaces one slot)."""
+def _proposed(cur: Any, store: Store, ns: str, proposal: tuple[list[str], str] | None, record: MemoryRecord) -> list[Any]:
+    """The LLM linker's proposed targets that are still live, single-valued and linkable (``may_link``), marked
+    with its reason; when it names memories of several attributes, only those of the first (one fact
+    replaces one slot)."""
     if not proposal:
         return []
     ids, reason = proposal
     got = cur.execute(
-        f"SELECT * FROM memories WHERE namespace=? AND status IN (?,?) AND id IN ({','.join('?' * len(ids))}) ORDER BY valid_from",
+        f"SELECT * FROM memories WHERE namespace=? AND status IN (?,?) AND id IN ({','.join('?' * len(ids))}) ORDER BY valid_from, rowid",
         (ns, *LIVE, *ids),
     ).fetchall()
-    single = [r for r in got if not r["multi"] and r["attribute"] not in MULTI_VALUED
+    single = [r for r in got if may_link(record, r) and not r["multi"] and r["attribute"] not in MULTI_VALUED
               and (r["attribute"] == r["frame"] or learned_cardinality(store, ns, r["attribute"]) != "multi")]
     return [{**dict(r), "llm_reason": reason} for r in single if r["attribute"] == single[0]["attribute"]]
+
+
+def link_targets(
+    cur: Any, store: Store, ns: str, record: MemoryRecord, card: Cardinality, pending: Sequence[str] = (),
+    proposal: tuple[list[str], str] | None = None,
+) -> tuple[list[Any], list[Any]]:
+    """What ``record`` may link to, as ``(predecessors, ended)``: the one place where rows reach the writers
+    of ``_link_one``, so the invariant is enforced here and only here: every row returned satisfies
+    ``may_link(record, row)`` (same party, same scope), whichever path found it.
+
+    - ``predecessors``: the live memories the record duplicates, supersedes or contests: same key (subject,
+      attribute, scope), else the topic frame (``_frame_matches``), else the LLM linker's proposal
+      (``_proposed``); the first path that finds a row the record may link to wins.
+    - ``ended``: what a retraction ("no longer ...") or a "forget my X" request ends.
+    """
+    def gate(rows: Sequence[Any]) -> list[Any]:
+        return [r for r in rows if may_link(record, r)]
+
+    if record.forget:
+        return [], gate(_forget_targets(store, ns, record, pending))
+    subjects = compatible_subjects(record)
+    free_text = record.attribute == record.frame
+    asserted = record.kind != "event" and record.polarity > 0 and card != "multi"
+    paths: list[Callable[[], Sequence[Any]]] = []
+    if not free_text:
+        paths.append(lambda: cur.execute(
+            f"SELECT * FROM memories WHERE namespace=? AND subject IN ({','.join('?' * len(subjects))}) AND attribute=? "
+            "AND scope=? AND status IN (?,?) ORDER BY valid_from, rowid",
+            (ns, *subjects, record.attribute, record.scope, *LIVE),
+        ).fetchall())
+    if asserted:
+        paths.append(lambda: _frame_matches(store, ns, record, pending))
+        paths.append(lambda: _proposed(cur, store, ns, proposal, record))
+    predecessors: list[Any] = []
+    for path in paths:
+        predecessors = gate(path())
+        if predecessors:
+            break
+    ended: list[Any] = []
+    if record.polarity < 0:
+        ended = gate([t for t in _retraction_targets(store, ns, record) if t["valid_from"] <= record.valid_from])
+    return predecessors, ended
 
 
 def _link_one(
@@ -382,11 +489,8 @@ def _link_one(
     proposal: tuple[list[str], str] | None = None, voted: set[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     voted = set() if voted is None else voted
-    def rows(sql: str, params: tuple[Any, ...]) -> list[Any]:
-        return list(cur.execute(sql, params).fetchall())
-
     if record.forget:
-        targets = _forget_targets(store, ns, record) if ctx.linking else []
+        targets = link_targets(cur, store, ns, record, "single", pending)[1] if ctx.linking else []
         for old in targets:
             # valid_to = valid_from: a forgotten memory is held at no time, so as_of recall never shows it again
             end_memory(cur, ns, old, "forget-request", old["valid_from"], "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
@@ -395,23 +499,9 @@ def _link_one(
     if not ctx.linking:
         return {"action": "new", "id": _insert_memory(cur, ns, record, ctx), "targets": [], "reason": ""}
 
-    subjects = compatible_subjects(record)
-    marks = ",".join("?" * len(subjects))
     free_text = record.attribute == record.frame
     card: Cardinality = ("multi" if record.multi else "single") if free_text else cardinality(store, ns, record)
-    asserted = record.kind != "event" and record.polarity > 0 and card != "multi"
-    if free_text:
-        same_key = _frame_matches(store, ns, record, pending) if asserted else []
-    else:
-        same_key = rows(
-            f"SELECT * FROM memories WHERE namespace=? AND subject IN ({marks}) AND attribute=? AND scope=? "
-            "AND status IN (?,?) ORDER BY valid_from",
-            (ns, *subjects, record.attribute, record.scope, *LIVE),
-        )
-        if not same_key and asserted:
-            same_key = _frame_matches(store, ns, record, pending)  # a free-text predecessor
-    if not same_key and asserted:
-        same_key = _proposed(cur, store, ns, proposal)
+    same_key, retracted = link_targets(cur, store, ns, record, card, pending, proposal)
     norm = normalise_value(record.value)
     for old in same_key:
         if normalise_value(old["value"]) == norm and old["polarity"] == record.polarity:
@@ -428,7 +518,7 @@ def _link_one(
 
     if record.polarity < 0:
         new = _insert_memory(cur, ns, record, ctx)
-        targets = [t for t in _retraction_targets(store, ns, record) if t["valid_from"] <= record.valid_from]
+        targets = retracted
         for old in targets:
             end_memory(cur, ns, old, new, record.valid_from, "retracted", "retracts", "negation / retraction wording")
         return {"action": "retract" if targets else "new", "id": new, "targets": [t["id"] for t in targets],

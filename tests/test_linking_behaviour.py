@@ -626,3 +626,23 @@ def test_an_activity_is_one_like_and_a_name_is_not_a_named_old_value(mem: Memory
     chat = only(mem.observe("Sofia said the weekend was relaxing.", speaker="ana", time=at(2)))
     update = only(mem.observe("Sofia now supports Arsenal.", speaker="ana", time=at(3)))
     assert update["action"] == "new" and status_of(mem, chat["id"]) == "current"
+
+
+# ---- issue 10 (2026-12-01) ---------------------------------------------------------------------------------
+
+
+def test_a_version_number_ending_a_sentence_stays_with_it(mem: Memory) -> None:
+    both = {a["scope"]: a for a in mem.observe("Infra question: in staging we run Redis 6. In production we run Redis 7.", time=at(1))}
+    assert {s: a["value"] for s, a in both.items()} == {"staging": "Redis 6", "production": "Redis 7"}
+    up = only(mem.observe("We upgraded production to Redis 7.2.", time=at(2)))
+    assert up["action"] == "supersede" and up["targets"] == [both["production"]["id"]]
+    assert status_of(mem, both["staging"]["id"]) == "current"
+
+
+def test_a_third_partys_move_never_replaces_where_we_live(mem: Memory) -> None:
+    home = only(mem.observe("We just moved to Berlin.", time=at(1)))
+    sister = mem.observe("By the way, my sister Ana just moved to Vienna and she works as an architect.", time=at(2))
+    assert [(a["subject"], a["attribute"], a["value"]) for a in sister] == [("Ana", "location", "Vienna"), ("Ana", "role", "architect")]
+    assert all(not a["targets"] for a in sister)
+    assert status_of(mem, home["id"]) == "current"
+    assert [it.value for it in live(mem, "Where do we live?", "location") if it.subject == "we"] == ["Berlin"]

@@ -115,7 +115,7 @@ CLAUSE_PATTERNS: list[Pattern] = [
     (re.compile(rf"^(?:'m|am|is|'ve been|have been|has been)\s+(?:now\s+|still\s+|a\s+)?(?P<v>{DIETS})\b.*$", re.I), "diet", "state", False),
     (re.compile(rf"^(?:went|am going|'m going|have gone|'ve gone)\s+back\s+to\s+being\s+(?P<v>{DIETS})\b.*$", re.I), "diet", "state", False),
     (re.compile(r"^(?:now\s+|still\s+)?(?:drive|drives)\s+(?:a|an)?\s*(?P<v>.+)$", re.I), "car", "state", False),
-    (re.compile(r"^(?:'m|am|is|work as)\s+(?:now\s+)?(?:a|an)\s+(?P<v>.+)$", re.I), "role", "state", False),
+    (re.compile(r"^(?:'m|am|is|(?:now\s+)?(?:work|works|working|am working|'m working|is working)\s+as)\s+(?:now\s+)?(?:a|an)\s+(?P<v>.+)$", re.I), "role", "state", False),
     (re.compile(r"^(?:'m|am|is)\s+(?P<v>\d{1,3})(?: years old)?\s*$", re.I), "age", "state", False),
 ]
 POSSESSIVE = re.compile(
@@ -149,6 +149,10 @@ class SubjectResolution:
     clause: str
     first_person: bool
     possessive: bool
+    pronoun: str = ""
+    """The third-person pronoun the sentence starts with ("she", "his"), resolved to ``subject``."""
+    gender: str = ""
+    """``he`` / ``she`` when a relation word says so ("my sister Ana"); empty when unknown (a name)."""
 
 
 def speaker_subject(speaker: str) -> str:
@@ -167,7 +171,30 @@ PREAMBLE = re.compile(
     r"right|sure|good|great|perfect|thanks|alright)\b[,!]?\s+|[\w' -]{1,30}:\s+)",
     re.I,
 )
-CLAUSE_BREAK = re.compile(r"\s*(?:,|;)\s+(?:(?:but|and|so|because)\s+)?(?=(?:I|I'm|I've|we|we're|my|our)\b)")
+CLAUSE_BREAK = re.compile(
+    r"\s*(?:,|;)\s+(?:(?:but|and|so|because)\s+)?(?=(?:I|I'm|I've|we|we're|my|our|he|she|he's|she's)\b)"
+    r"|\s+(?:and|but)\s+(?=(?:he|she|he's|she's)\s)"
+)
+"""Where a sentence's next clause starts with its own subject: after a comma ("I switched jobs, I now work at
+X"), or after "and"/"but" before a third-person pronoun ("my sister Ana moved to Vienna and she works as an
+architect"; the pronoun is resolved in ``extract``)."""
+MALE_RELATIONS = {"brother", "father", "dad", "husband", "boyfriend", "son", "grandpa", "grandfather", "uncle", "nephew"}
+FEMALE_RELATIONS = {"sister", "mother", "mom", "mum", "wife", "girlfriend", "daughter", "grandma", "grandmother", "aunt", "niece"}
+PRONOUN = re.compile(r"^(?P<p>he|she)(?P<c>'s)?\s+(?P<rest>.+)$|^(?P<poss>his|her)\s+(?P<prest>.+)$", re.I)
+GROUP_THING = re.compile(
+    r"^(?:\w+s\s+(?:are|were|have|get|go|run|need)\b"
+    r"|(?:is|are)\s+(?:now\s+|still\s+|currently\s+)?(?:being\s+)?(?:used|run|hosted|stored|handled|managed|backed|powered)\s+(?:for|as|by|in|on|to)\b"
+    r"|(?:is|are)\s+(?:now\s+|still\s+|currently\s+)?our\b"
+    r"|(?:serves|acts)\s+as\b"
+    r"|(?:runs|sits)\s+(?:on|atop)\b"
+    r"|(?:powers|backs|hosts|stores|holds|handles)\b)",
+    re.I,
+)
+"""What a capitalised first word does when it is the group's thing, not a person: a noun phrase ("Customer
+emails are sent through X"), a tool in a role ("Kafka is used for events", "Kafka is our choice for events",
+"X serves as the queue", "X powers search"). Such a statement is the group's (subject ``we``), like "The
+billing database runs on X"; a person's statement ("Ana moved to Vienna", "Sofia said ...") keeps its name."""
+GENDERED = re.compile(r"\b(?:he|she|him|her|his|hers|himself|herself)\b", re.I)
 
 
 LEAD_CLAUSE_WORDS = 4
@@ -201,7 +228,14 @@ def split_sentences(text: str) -> list[str]:
     the next one; a greeting ("Hey Mel, I moved ...") or a place ("In Asia, I moved ...") does not. Curly
     apostrophes become straight ones."""
     text = text.replace("\u2019", "'").replace("\u2018", "'")
-    parts = [seg for line in text.strip().splitlines() for seg in _segmenter().segment(line) if seg.strip()]
+    parts: list[str] = []
+    for seg in (seg for line in text.strip().splitlines() for seg in _segmenter().segment(line) if seg.strip()):
+        number = re.match(r"(\d+(?:\.\d+)*\.)\s+(\S.*)$", seg.strip(), re.S)
+        if number and parts and not parts[-1].rstrip().endswith((".", "!", "?", ":", ";")):
+            # pysbd reads "we run Redis 6. In production ..." as a list item "6."; the number ends the sentence
+            parts[-1] = f"{parts[-1].rstrip()} {number.group(1)}"
+            seg = number.group(2)
+        parts.append(seg)
     out: list[str] = []
     for part in parts:
         clauses = [c.strip() for c in CLAUSE_BREAK.split(part) if c and c.strip()]
@@ -214,8 +248,23 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-def _resolve_subject(sentence: str, speaker_subj: str) -> SubjectResolution | None:
+def _resolve_subject(sentence: str, speaker_subj: str, antecedent: SubjectResolution | None = None) -> SubjectResolution | None:
+    """Who a sentence is about, and the clause after the subject. ``antecedent``: the last third party named
+    earlier in the same message, for a sentence that starts with "he"/"she"/"his"/"her" (a pronoun with no
+    fitting antecedent is its own unnamed third party, "She"; never the speaker or the group)."""
     s = strip_preamble(sentence)
+    m = PRONOUN.match(s)
+    if m:
+        word = (m.group("p") or m.group("poss")).lower()
+        gender = "he" if word in ("he", "his") else "she"
+        fits = antecedent is not None and antecedent.gender in ("", gender)
+        subject = antecedent.subject if fits and antecedent is not None else gender.capitalize()
+        if m.group("poss"):
+            return SubjectResolution(subject, m.group("prest"), False, True, pronoun=word, gender=gender)
+        rest = m.group("rest")
+        if m.group("c"):  # "she's an architect" / "she's been vegan"
+            rest = ("has " if re.match(r"(?:been|got|gone|had)\b", rest, re.I) else "is ") + rest
+        return SubjectResolution(subject, rest, False, False, pronoun=word, gender=gender)
     m = re.match(rf"^my\s+(?:(?:older|younger|little|big|best)\s+)?(?P<rel>{RELATIONS})(?:,?\s+(?P<name>(?-i:[A-Z][a-z]+)))?,?\s+(?P<rest>.+)$", s, re.I)
     if m and not re.match(r"^(?:is|'s|are)\s+(?:called|named)\b", m.group("rest"), re.I):
         name = m.group("name")
@@ -223,7 +272,9 @@ def _resolve_subject(sentence: str, speaker_subj: str) -> SubjectResolution | No
         if name and re.match(r"^(?:is|'s)\s+", rest, re.I) and not re.search(r"\b(?:lives?|works?|moved)\b", rest):
             pass
         subject = name or f"{speaker_subj}'s {m.group('rel').lower()}"
-        return SubjectResolution(subject, rest, False, False)
+        rel = m.group("rel").lower()
+        gender = "he" if rel in MALE_RELATIONS else "she" if rel in FEMALE_RELATIONS else ""
+        return SubjectResolution(subject, rest, False, False, gender=gender)
     m = re.match(r"^(?P<who>i|we|our team|our company|the team)\b\s*(?P<rest>.*)$", s, re.I)
     if m:
         who = speaker_subj if m.group("who").lower() == "i" else WE
@@ -239,13 +290,16 @@ def _resolve_subject(sentence: str, speaker_subj: str) -> SubjectResolution | No
         who = speaker_subj if m.group("who").lower() == "my" else WE
         return SubjectResolution(who, m.group("rest"), who != WE, True)
     m = re.match(
-        rf"^(?P<name>[A-Z][a-z]+(?:'s\s+(?:{RELATIONS}|manager|teacher|coach|doctor|dentist|landlord))*)(?:\s+(?P<rest>(?:\w+s|is|has|was|moved|got|started|joined|switched|adopted|married)\b.*)|'s\s+(?P<attr_rest>.+))$",
+        rf"^(?P<name>[A-Z][a-z]+(?:'s\s+(?:{RELATIONS}|manager|teacher|coach|doctor|dentist|landlord))*)(?:\s+(?P<rest>(?:\w+s|\w+ed|is|has|had|was|were|will|would|can|could|did|does|said|told|went|got|made|took|came|left|bought|saw|met|found|gave|became|began|ran|won|lost|just|also|still|now|never|always|recently|finally|really)\b.*)|'s\s+(?P<attr_rest>.+))$",
         s,
     )
     if m and zipf_frequency(m.group("name").split("'")[0].lower(), "en") < COMMON_WORD_ZIPF:
         if m.group("attr_rest"):
             return SubjectResolution(m.group("name"), m.group("attr_rest"), False, True)
-        return SubjectResolution(m.group("name"), m.group("rest"), False, False)
+        rest = m.group("rest")
+        if GROUP_THING.match(rest) and not GENDERED.search(s) and not any(p.match(rest) for p, *_ in CLAUSE_PATTERNS):
+            return None  # "Kafka is our choice for events": the group's statement about a thing
+        return SubjectResolution(m.group("name"), rest, False, False)
     return None
 
 
@@ -312,11 +366,13 @@ def canonical_text(subject: str, attribute: str, value: str, scope: str, polarit
     if polarity < 0:
         return fallback
     name = {"user": "The user", WE: "We"}.get(subject, subject)
-    poss = {"user": "The user's", WE: "Our"}.get(subject, f"{subject}'s")
+    poss = {"user": "The user's", WE: "Our", "She": "Her", "He": "His"}.get(subject, f"{subject}'s")  # "She": unresolved
     if attribute.startswith("tool for "):
         text = f"{name} uses {value} for {attribute[len('tool for '):]}"
     else:
         text = TEMPLATES.get(attribute, "{P} {A} is {V}").format(S=name, P=poss, A=attribute, V=value)
+        if attribute == "role" and re.match(r"[aeiou]", value, re.I):
+            text = text.replace(" is a ", " is an ", 1)  # "Ana is an architect"
     if subject == WE:
         text = re.sub(r"^We (lives|works|has|is|likes|dislikes|speaks|uses|drives)\b",
                       lambda m: "We " + {"lives": "live", "works": "work", "has": "have", "is": "are", "likes": "like",
@@ -358,8 +414,9 @@ def extract(observation: Observation) -> list[MemoryRecord]:
     assert base_time is not None
     speaker_subj = speaker_subject(observation.speaker)
     records: list[MemoryRecord] = []
+    third_parties: list[SubjectResolution] = []  # people named so far in this message, for "she"/"he"
     for sentence in split_sentences(observation.text):
-        records.extend(_extract_sentence(sentence, speaker_subj, base_time, observation))
+        records.extend(_extract_sentence(sentence, speaker_subj, base_time, observation, third_parties))
     return merge_free_text(records)
 
 
@@ -405,7 +462,12 @@ def _record(sentence: str, observation: Observation, base: datetime, **fields: o
     )
 
 
-def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Observation) -> list[MemoryRecord]:
+def _extract_sentence(
+    sentence: str, speaker_subj: str, base: datetime, obs: Observation, third_parties: list[SubjectResolution] | None = None,
+) -> list[MemoryRecord]:
+    """The records of one sentence or clause. ``third_parties``: the people named so far in the message (the
+    last one is what "she"/"he" refers to); a third party this sentence names is appended."""
+    third_parties = [] if third_parties is None else third_parties
     text = sentence.strip()
     if len(text) < 3 or text.endswith("?") or SMALL_TALK.match(text) or HYPOTHETICAL.search(text):
         return []
@@ -426,8 +488,13 @@ def _extract_sentence(sentence: str, speaker_subj: str, base: datetime, obs: Obs
     if lead_team and not scope:  # "The search team uses Rust for the backend": the team's own decision
         rest = re.sub(r"^(doesn't|does not|has|is)\b", lambda m: TEAM_VERBS[m.group(1).lower()], lead_team.group("rest"), flags=re.I)
         scope, unscoped = _normalise_scope(lead_team.group("scope")), "we " + rest
-    resolved = _resolve_subject(unscoped, speaker_subj)
+    resolved = _resolve_subject(unscoped, speaker_subj, third_parties[-1] if third_parties else None)
+    if resolved is not None and resolved.subject not in (speaker_subj, WE) and not resolved.pronoun:
+        third_parties.append(resolved)
     statement = _third_person_text(body, resolved.subject if resolved else speaker_subj, bool(resolved and resolved.first_person))
+    if resolved is not None and resolved.pronoun and resolved.subject not in ("He", "She"):  # "she works ..." -> "Ana works ..."
+        owner = resolved.subject + ("'s" if resolved.pronoun in ("his", "her") else "")
+        statement = re.sub(r"^(?:he|she|his|her)\b", owner, statement, count=1, flags=re.I)
     if resolved is None:
         if len(text.split()) < 4:
             return []
