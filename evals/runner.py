@@ -22,7 +22,7 @@ from typing import Any
 
 import typer
 
-from evals import locomo, outcome, supersession
+from evals import locomo, outcome, supersession, unseen
 from evals.common import TEST_SEEDS, parse_seeds
 from evals.report import write_json
 from evals.systems import (
@@ -34,8 +34,9 @@ from evals.systems import (
     warm_up,
 )
 
-SUITES = ("supersession", "locomo", "outcome")
-MODULES: dict[str, Any] = {"supersession": supersession, "locomo": locomo, "outcome": outcome}
+SUITES = ("supersession", "locomo", "outcome", "unseen")
+MODULES: dict[str, Any] = {"supersession": supersession, "locomo": locomo, "outcome": outcome,
+                          "unseen": unseen}
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "evals" / "results"
 
@@ -142,7 +143,7 @@ def run_suite(
     """Run suite ``name`` and write ``results.json``, ``table.md`` and plots under ``out/<name>/``.
 
     Args:
-        name: ``supersession`` | ``locomo`` | ``outcome``.
+        name: ``supersession`` | ``locomo`` | ``outcome`` | ``unseen``.
         quick: small counts (all three suites in a few minutes on 2 cores).
         seeds: a seed spec (see :func:`evals.common.parse_seeds`) or a list; default per suite (test seeds).
         out: results root; default ``evals/results`` (``evals/results/_scratch`` when ``quick``).
@@ -176,6 +177,8 @@ def run_suite(
     extra: dict[str, Any] = dict(options or {})
     if name == "locomo":
         extra["data"] = Path(data) if data else default_data()
+    elif name == "unseen":
+        pass  # the frozen conversations of evals/unseen/; no seeds
     else:
         default = (TEST_SEEDS[0],) if name == "supersession" else (outcome.QUICK_SEEDS if quick else outcome.FULL_SEEDS)
         extra["seeds"] = parse_seeds(seed_spec, default)
@@ -225,7 +228,7 @@ eval_app = typer.Typer(help="Benchmarks of memory quality against plain similari
 
 @eval_app.command("eval")
 def eval_command(
-    suite: str = typer.Argument(..., help="supersession | locomo | outcome | all"),
+    suite: str = typer.Argument(..., help="supersession | locomo | outcome | unseen | all"),
     quick: bool = typer.Option(False, "--quick", help="Small counts: all three suites in a few minutes."),
     seeds: str | None = typer.Option(None, "--seeds", help="e.g. test:10, dev, 1000-1009, 5,6,7"),
     out: Path | None = typer.Option(None, "--out", help="Results root (default evals/results)."),
