@@ -328,7 +328,7 @@ def recall(
         else:
             compact = count_tokens(render_context([], as_of_iso), ctx.encoding) > budget
     chosen_idx = sorted(chosen_idx, key=lambda i: -values[i])
-    chosen = [items[i] for i in chosen_idx]
+    chosen = slot_order([items[i] for i in chosen_idx])
     prov = store.ledger.provenance(ns, [it.id for it in chosen if it.kind != "observation"])  # chosen only
     for it in chosen:
         if it.kind != "observation":
@@ -348,6 +348,39 @@ def recall(
     )
     _persist(store, ns, record, task)
     return record
+
+
+_HELD = {"current": 0, "contested": 0}
+
+
+def slot_order(items: list[RecallItem]) -> list[RecallItem]:
+    """Present ``items`` (best first) so that within one *slot* — memories of the same subject, attribute and
+    scope (a free-text memory's attribute is its topic frame) — the newest statement comes first and held ones
+    (current, contested) before ended ones; each slot keeps the position of its best item, and raw messages keep
+    theirs. The invariant of DESIGN.md ("the newest statement of a slot comes before older ones"): a reader that
+    trusts the first line of a slot never reads a replaced or older value first. Pure; O(n log n)."""
+    slots: dict[tuple[str, str, str], list[RecallItem]] = {}
+    for it in items:
+        if it.kind != "observation":
+            slots.setdefault((it.subject, it.attribute, it.scope), []).append(it)
+    out: list[RecallItem] = []
+    placed: set[tuple[str, str, str]] = set()
+    for it in items:
+        if it.kind == "observation":
+            out.append(it)
+            continue
+        key = (it.subject, it.attribute, it.scope)
+        if key in placed:
+            continue
+        placed.add(key)
+        group = slots[key]
+        out.extend(sorted(group, key=lambda m: (_HELD.get(m.status, 1), _neg_time(m.valid_from))))
+    return out
+
+
+def _neg_time(iso: str) -> tuple[int, ...]:
+    """A sort key that puts later ISO times first (the strings sort by time; negate their code points)."""
+    return tuple(-ord(c) for c in iso)
 
 
 def _value_history(items: list[RecallItem], values: list[float]) -> None:
