@@ -148,7 +148,10 @@ class Memory:
         """Store one message as an observation and form memories from it.
 
         Args:
-            text: the message (non-empty, <= 20,000 characters, no NUL bytes).
+            text: the message (at most 1,000,000 characters, no NUL bytes). Empty or whitespace-only text is a
+                no-op: nothing is stored and ``[]`` is returned. A message longer than 2,000 characters is stored
+                as several observations (chunks cut at sentence ends; refs ``ref``, ``ref#2``, ...), each read for
+                memories (``memory_graph.nodes.split_long``).
             speaker: "user", "assistant", or a person's name; the assistant's words form no memories.
             time: when it was said (datetime or ISO-8601; naive = UTC; default now; years 1 to 9999 in UTC).
             ref: the caller's id of the message (kept as provenance).
@@ -159,8 +162,8 @@ class Memory:
             ``value``, ``scope``, ``kind``, ``valid_from`` (ISO UTC), ``ref``.
 
         Raises:
-            InvalidInputError: empty, binary or oversized text, a field of the wrong type, or an invalid time;
-                nothing is written then.
+            InvalidInputError: binary or oversized text, a field of the wrong type, or an invalid time; nothing
+                is written then.
             ClosedError, StoreBusyError: see the class.
         """
         return self.observe_many([{"text": text, "speaker": speaker, "time": time, "ref": ref, "source": source,
@@ -169,7 +172,7 @@ class Memory:
     def observe_many(self, turns: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """Observe several messages in one subgraph run (batched embedding; same validation and errors as
         ``observe``: all turns are validated before any is written)."""
-        from memory_graph.nodes import validate_observation
+        from memory_graph.nodes import split_long, validate_observation
 
         self._check_open()
         if isinstance(turns, (str, bytes, dict)) or not isinstance(turns, Iterable):
@@ -177,7 +180,9 @@ class Memory:
         turns = list(turns)
         if not all(isinstance(t, dict) for t in turns):
             raise InvalidInputError("each turn must be a dict with at least 'text'")
-        observations = [validate_observation(t) for t in turns]  # validate all before writing any
+        # a turn whose text is empty or only whitespace is a documented no-op; a long one becomes several chunks
+        observations = [chunk for t in turns if not (isinstance(t.get("text"), str) and not t["text"].strip())
+                        for chunk in split_long(validate_observation(t))]  # validate all before writing any
         if not observations:
             return []
         out = self._invoke({"observations": observations})

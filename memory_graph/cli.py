@@ -68,7 +68,7 @@ console = Console(highlight=False, emoji=False, width=_WIDTH)
 err_console = Console(stderr=True, highlight=False, emoji=False, width=_WIDTH)
 
 DEFAULT_BATCH = 32
-MAX_LINE_CHARS = 20_000  # an observation's text (memory_graph.nodes.MAX_OBSERVATION_CHARS)
+MAX_LINE_CHARS = 1_000_000  # a message's text (memory_graph.nodes.MAX_OBSERVATION_CHARS; longer ones are chunked)
 MAX_FILE_LINE_CHARS = 2 * MAX_LINE_CHARS  # one line of an ingested file: the text plus its JSON fields and escapes
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -222,7 +222,7 @@ def load_turns(path: Path, speaker_map: dict[str, str] | None = None) -> list[di
 
     JSONL: one object per line with ``text`` (required), ``speaker``, ``time``, ``ref``, ``session_id``
     (``session`` accepted), ``source``. Plain text: ``Speaker: text`` per line (time = now, ref = file:line).
-    Blank lines are skipped; a line may hold at most ``MAX_FILE_LINE_CHARS`` (40,000) characters.
+    Blank lines are skipped; a line may hold at most ``MAX_FILE_LINE_CHARS`` (2,000,000) characters.
 
     Raises:
         CliError: naming the first bad line (malformed JSON, missing text, bad time, binary content, too long:

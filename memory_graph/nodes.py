@@ -6,6 +6,7 @@ Each node reads its configuration from ``Runtime[Context]`` and its storage from
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
@@ -24,7 +25,10 @@ from memory_graph.state import MemoryState
 from memory_graph.store import Store, now_iso, short_id
 from memory_graph.timeutil import parse_time, to_iso
 
-MAX_OBSERVATION_CHARS = 20_000
+MAX_OBSERVATION_CHARS = 1_000_000
+"""Longest message accepted (characters); a longer one is refused with ``InvalidInputError``."""
+CHUNK_CHARS = 2_000
+"""A message longer than this is stored as several observations (chunks) of at most this many characters."""
 
 
 def get_store(ctx: Context) -> Store:
@@ -99,6 +103,32 @@ def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def split_long(obs: dict[str, Any], size: int = CHUNK_CHARS) -> list[dict[str, Any]]:
+    """A validated observation as one or more chunks of at most ``size`` characters, cut at a sentence end or a
+    line break (else at a space, else anywhere) in the second half of a chunk. Every chunk keeps the message's
+    speaker, source, time and session; the first keeps its ``ref`` and chunk ``k`` (2, 3, ...) gets
+    ``ref#k``, so memories formed from a long message keep provenance to the part they came from, the
+    message is recognised as already observed by its ref, and each chunk is embedded and recalled on its own (the
+    embedder reads only the first 256 tokens of a text)."""
+    text = obs["text"]
+    if len(text) <= size:
+        return [obs]
+    chunks: list[str] = []
+    while len(text) > size:
+        window = text[:size]
+        cut = max((m.end() for m in re.finditer(r"[.!?](?:\s|$)|\n", window) if m.end() > size // 2), default=0)
+        if not cut:
+            space = window.rfind(" ")
+            cut = space + 1 if space > size // 2 else size
+        chunks.append(text[:cut].strip())
+        text = text[cut:].strip()
+    if text:
+        chunks.append(text)
+    ref = obs.get("ref")
+    return [{**obs, "text": chunk, "ref": ref if k == 1 or ref is None else f"{ref}#{k}"}
+            for k, chunk in enumerate((c for c in chunks if c), start=1)]
+
+
 def _check_unicode(name: str, value: str) -> None:
     """Raise ``InvalidInputError`` when ``value`` cannot be stored as UTF-8 (a lone surrogate)."""
     try:
@@ -156,7 +186,7 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = _ctx(runtime)
     store = get_store(ctx)
     raw = list(state.observations) + _pending_messages(store, ctx.user_id, state.messages)
-    observations = [validate_observation(o) for o in raw]
+    observations = [chunk for o in raw for chunk in split_long(validate_observation(o))]
     refs = [o["ref"] for o in observations if o["ref"]]
     reprocess: list[Observation] = []
     if refs:  # the same message (same ref and text) observed again: a no-op once its memories were formed
