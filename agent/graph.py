@@ -39,17 +39,11 @@ from memory_graph.chat_model import make_chat_model
 from memory_graph.config import Context
 from memory_graph.deadline import call_timeout, is_timeout, resolve
 from memory_graph.graph import graph as memory_subgraph
+from memory_graph.messages import message_text as _text
 
 log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 3
-
-
-def _text(msg: AnyMessage) -> str:
-    content = msg.content
-    if isinstance(content, str):
-        return content
-    return " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
 
 
 def _last_human_index(messages: list[AnyMessage]) -> int:

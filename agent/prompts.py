@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
+from memory_graph.messages import message_text as _text
 from memory_graph.retrieval import FENCE_CLOSE, FENCE_OPEN, escape
 
 PLANNER = (
@@ -52,13 +53,6 @@ def planner_prompt(memory_context: str) -> str:
 def responder_prompt(memory_context: str) -> str:
     """The responder's system prompt with ``memory_context`` (or a placeholder) filled in."""
     return RESPONDER.format(memory_context=memory_context or "(no memories recalled)")
-
-
-def _text(msg: AnyMessage) -> str:
-    content = msg.content
-    if isinstance(content, str):
-        return content
-    return " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
 
 
 def fence(lines: Sequence[str]) -> str:

@@ -416,12 +416,11 @@ def _load_agent_builder() -> Callable[..., Any] | None:
 def _last_ai_text(messages: list[Any]) -> str:
     from langchain_core.messages import AIMessage
 
+    from memory_graph.messages import message_text
+
     for msg in reversed(messages or []):
         if isinstance(msg, AIMessage) and not msg.tool_calls:
-            content = msg.content
-            if isinstance(content, str):
-                return content
-            return " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+            return message_text(msg)
     return ""
 
 

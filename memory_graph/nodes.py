@@ -20,6 +20,7 @@ from memory_graph.config import Context
 from memory_graph.errors import InvalidInputError
 from memory_graph.extract import llm as llm_extractor
 from memory_graph.extract import rules
+from memory_graph.messages import message_text as _message_text
 from memory_graph.records import MemoryRecord, Observation
 from memory_graph.state import MemoryState
 from memory_graph.store import Store, now_iso, short_id
@@ -39,13 +40,6 @@ def get_store(ctx: Context) -> Store:
 def _ctx(runtime: Runtime[Context] | None) -> Context:
     ctx = runtime.context if runtime is not None else None
     return ctx if isinstance(ctx, Context) else Context(**(ctx or {}))  # type: ignore[arg-type]
-
-
-def _message_text(msg: AnyMessage) -> str:
-    content = msg.content
-    if isinstance(content, str):
-        return content
-    return " ".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
 
 
 def _speaker(msg: AnyMessage) -> str | None:

@@ -10,38 +10,14 @@ followed the random ids), equal timestamps, list members of one message, and sco
 from __future__ import annotations
 
 import random
-import re
-import zlib
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-import snowballstemmer
+from fakes import StemBagEmbedder
 
 from memory_graph import Memory
 from memory_graph.store import ledger as ledger_mod
-
-STEMMER = snowballstemmer.stemmer("english")
-
-
-class StemBagEmbedder:
-    """A deterministic, model-free embedder (normalised bag of Snowball stems): restatements get equal
-    vectors, so every tie the linker must break shows up."""
-
-    dim = 256
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for stem in STEMMER.stemWords(re.findall(r"[a-z0-9]+", text.lower())):
-                out[i, zlib.crc32(stem.encode()) % self.dim] += 1.0
-            norm = float(np.linalg.norm(out[i]))
-            if norm:
-                out[i] /= norm
-            else:
-                out[i, 0] = 1.0
-        return out
 
 
 def day(n: int, hour: int = 9) -> str:

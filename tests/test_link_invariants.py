@@ -14,17 +14,14 @@ the real embedder.
 
 from __future__ import annotations
 
-import re
 import tempfile
-import zlib
 from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-import snowballstemmer
+from fakes import StemBagEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,28 +29,6 @@ from memory_graph import Memory
 from memory_graph.extract.rules import WE, extract, speaker_subject
 from memory_graph.linking import may_link, same_party
 from memory_graph.records import MemoryRecord, Observation
-
-STEMMER = snowballstemmer.stemmer("english")
-
-
-class StemBagEmbedder:
-    """Deterministic stand-in for MiniLM: a normalised bag of Snowball stems hashed into 256 dimensions, so
-    "Ana lives in Vienna" and "We live in Berlin" share "live" (a tempting cross-subject frame match)."""
-
-    dim = 256
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for stem in STEMMER.stemWords(re.findall(r"[a-z0-9]+", text.lower())):
-                out[i, zlib.crc32(stem.encode()) % self.dim] += 1.0
-            norm = float(np.linalg.norm(out[i]))
-            if norm:
-                out[i] /= norm
-            else:
-                out[i, 0] = 1.0
-        return out
-
 
 # ---- the rule, stated independently of the implementation ------------------------------------------------
 
