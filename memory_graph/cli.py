@@ -763,6 +763,14 @@ def _mount_evals() -> bool:
     return False
 
 
+def _eval_listed() -> None:
+    """List ``eval`` in the top-level help without importing the benchmarks (they load torch and Chroma)."""
+
+    @app.command(name="eval", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def eval_listed() -> None:
+        """Run the benchmarks (supersession, locomo, outcome, unseen or all); see `memory-graph eval --help`."""
+
+
 def _eval_missing() -> None:
     @app.command(name="eval", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
     def eval_placeholder() -> None:
@@ -785,15 +793,15 @@ _whole_short_help()
 def main() -> None:
     """Entry point of the ``memory-graph`` script."""
     argv = sys.argv[1:]
-    wants_eval = "eval" in argv[:1] or not argv or any(a in ("--help", "-h") for a in argv[:1])
-    mounted = False
-    if wants_eval:
+    if argv[:1] == ["eval"]:  # the benchmarks' own options and help: import them only when asked for
         try:
             mounted = _mount_evals()
         except Exception:  # a broken evals package must not break the CLI
             mounted = False
-    if not mounted:
-        _eval_missing()
+        if not mounted:
+            _eval_missing()
+    else:
+        _eval_listed()
     _whole_short_help()
     app(prog_name="memory-graph")
 

@@ -260,3 +260,17 @@ def test_chat_threads_do_not_leak_across_users(tmp_path: Path) -> None:
     # the test can fail: alice's own thread and memory still hold her pin
     code, out, _ = invoke(["chat", "--store", str(store), "--user", "alice"], "What is my pin code?\n/quit\n")
     assert code == 0 and PIN in out, out
+
+
+def test_help_does_not_import_the_heavy_stack() -> None:
+    """`memory-graph --help` and argument errors must not load torch, Chroma or LangGraph (issue 13: --help took
+    10-13 s). Checked by module presence, not by timing."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom memory_graph import cli\nsys.argv = ['memory-graph', '--help']\n"
+            "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('torch', 'chromadb', 'langgraph', 'sentence_transformers', 'sklearn') if m in sys.modules]\n"
+            "print('HEAVY', heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "HEAVY []" in out.stdout, out.stdout + out.stderr
