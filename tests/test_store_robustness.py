@@ -96,3 +96,15 @@ def test_linking_an_already_linked_observation_again_forms_nothing(tmp_path: Pat
         assert records
         assert linking.link_records(mem.store, mem.context, records, processed=[obs.id]) == []
         assert len(mem.inspect()["recent"]) == 1
+
+
+def test_hot_lookups_use_the_primary_key_after_open(tmp_path: Path) -> None:
+    """The planner has statistics after open, and id lookups use the primary key (EXPLAIN QUERY PLAN)."""
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        mem.observe_many([{"text": f"Note {i}: the build number is {i}.", "time": "2024-01-01T00:00:00"} for i in range(30)])
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        led = mem.store.ledger
+        assert led.query("SELECT COUNT(*) AS n FROM sqlite_master WHERE name='sqlite_stat1'")[0]["n"] == 1
+        plan = " ".join(str(r["detail"]) for r in led.query(
+            "EXPLAIN QUERY PLAN SELECT * FROM memories WHERE namespace=? AND id IN (?,?)", ("u", "a", "b")))
+        assert "sqlite_autoindex_memories_1" in plan or "PRIMARY KEY" in plan, plan

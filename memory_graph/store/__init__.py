@@ -103,6 +103,8 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"store {str(path)!r}: {LEDGER_FILE} is not a memory-graph ledger ({exc})") from None
         self.last_reconcile = self.reconcile()
+        with self.session():
+            self.ledger.analyze_if_stale()
 
     # ---- lifecycle ---------------------------------------------------------------------------------------
 

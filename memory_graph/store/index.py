@@ -115,12 +115,10 @@ class VectorIndex:
         if where:
             clauses.extend({k: v} for k, v in where.items())
         flt = clauses[0] if len(clauses) == 1 else {"$and": clauses}
-        total = collection.count()
-        if total == 0:
-            return []
+        # no count() first: Chroma returns fewer results when fewer match (one round trip, not two)
         got = collection.query(
             query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
-            n_results=min(n, total),
+            n_results=max(1, n),
             where=flt,
             include=["distances"],
         )
