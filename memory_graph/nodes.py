@@ -208,9 +208,10 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
         for o in observations:
             obs = Observation(id=short_id(cur, "observations"), **o)
             cur.execute(
-                "INSERT INTO observations(id, namespace, text, speaker, source, time, session_id, ref, created_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?)",
-                (obs.id, ctx.user_id, obs.text, obs.speaker, obs.source, obs.time, obs.session_id, obs.ref, now_iso()),
+                "INSERT INTO observations(id, namespace, text, speaker, source, time, session_id, ref, created_at, "
+                "withheld) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (obs.id, ctx.user_id, obs.text, obs.speaker, obs.source, obs.time, obs.session_id, obs.ref, now_iso(),
+                 int(rules.withheld(obs.text))),
             )
             stored.append(obs)
     model = make_chat_model(ctx.model, ctx.base_url, deadline=state.turn_deadline, budget_s=ctx.model_deadline_s) if ctx.model else None

@@ -452,8 +452,8 @@ def _observation_candidates(
 ) -> list[tuple[RecallItem, float]]:
     """Raw messages that formed no memory (questions, short replies, sentences the extractor could not
     read), so that nothing said is unreachable. Messages that did form memories are represented by those
-    memories (a replaced fact's message is never shown as a raw message); questions and assistant/tool turns
-    are left out.
+    memories (a replaced fact's message is never shown as a raw message); questions, assistant/tool turns and
+    withheld messages (role-play, hypotheticals, forget requests: ``rules.withheld``) are left out.
     """
     where = {"time": {"$lte": to_epoch(as_of_iso, 0)}} if as_of_iso else None
     hits = store.search_observations(vector, ns, n, where)
@@ -461,7 +461,8 @@ def _observation_candidates(
         return []
     rows = {r["id"]: r for r in store.ledger.query_in(
         "SELECT o.id, o.text, o.speaker, o.source, o.time, o.ref FROM observations o WHERE o.namespace=? AND o.id IN ({marks}) "
-        "AND NOT EXISTS (SELECT 1 FROM provenance p WHERE p.observation_id = o.id)", ns, [h[0] for h in hits])}
+        "AND o.withheld = 0 AND NOT EXISTS (SELECT 1 FROM provenance p WHERE p.observation_id = o.id)", ns,
+        [h[0] for h in hits])}
     best = max([best_memory_sim] + [s for i, s in hits if i in rows])
     out = []
     for oid, sim in hits:

@@ -406,6 +406,14 @@ def _normalise_attribute(attr: str) -> str:
     return ATTRIBUTE_ALIASES.get(attr, attr)
 
 
+def withheld(text: str) -> bool:
+    """Whether a message is an instruction or make-believe rather than content: some sentence of it is a
+    hypothetical or role-play ("Pretend my name is Zoe") or a request to forget ("Please forget my locker code
+    2264"). Such a message forms no memory from those sentences, and it is never recalled as a raw message
+    either: shown raw, it would present the role-play or the forgotten value as something the user said is so."""
+    return any(HYPOTHETICAL.search(s) or FORGET.search(s.strip()) for s in split_sentences(text))
+
+
 def extract(observation: Observation) -> list[MemoryRecord]:
     """Memory records of one observation (empty for assistant/tool turns, questions and small talk)."""
     if is_assistant(observation.speaker):

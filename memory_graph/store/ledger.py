@@ -78,6 +78,14 @@ CREATE INDEX IF NOT EXISTS obs_dirty ON observations(indexed);
 CREATE INDEX IF NOT EXISTS obs_ns_unprocessed ON observations(namespace, processed);
 """
 
+MIGRATIONS: tuple[str, ...] = (
+    # 1 (2026-12-01): a message that is an instruction or make-believe is never recalled raw (rules.withheld)
+    "ALTER TABLE observations ADD COLUMN withheld INTEGER NOT NULL DEFAULT 0",
+)
+"""Schema changes after the base ``SCHEMA``, in order; ``PRAGMA user_version`` counts those applied. Opening a
+store applies the missing ones in one transaction; a store whose version is newer than this code is refused."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
 STAT_COLUMNS = ("shown", "credited", "blamed", "unrewarded")
 MEMORY_COLUMNS = (
     "id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, valid_to, status, "
@@ -143,6 +151,29 @@ class Ledger:
         self._conn.execute("PRAGMA secure_delete=ON")
         with self._lock:
             self._conn.executescript(SCHEMA)
+        self.migrate()
+
+    def migrate(self) -> int:
+        """Apply the ``MIGRATIONS`` this store lacks (one transaction); returns the schema version.
+
+        Raises:
+            StoreError: the store was written by a newer version of memory-graph (its schema is unknown here).
+        """
+        from memory_graph.errors import StoreError
+
+        with self._lock:
+            version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"store {str(self.path)!r} has schema version {version}, newer than this "
+                                 f"memory-graph ({SCHEMA_VERSION}); upgrade memory-graph to open it")
+            if version == SCHEMA_VERSION:
+                return version
+            with self.tx() as cur:  # read again under the write lock: another process may have migrated
+                version = int(cur.execute("PRAGMA user_version").fetchone()[0])
+                for sql in MIGRATIONS[version:]:
+                    cur.execute(sql)
+                cur.execute(f"PRAGMA user_version={max(version, SCHEMA_VERSION)}")
+            return SCHEMA_VERSION
 
     def close(self) -> None:
         with self._lock:
