@@ -42,7 +42,7 @@ _OFFLINE_HEAD = re.compile(
     r"(?:, so I can only tell you what I remember that matches your message:|, and no stored memory matches your message\.)"
 )
 """The first line of an offline answer (``agent.responder.offline_answer``), marked or from an older thread."""
-_OFFLINE_LINE = re.compile(r"\A- (?P<text>.*) \[m:(?P<id>[A-Za-z0-9]+)\]\Z")
+_OFFLINE_LINE = re.compile(r"\A- (?P<text>.*) \[(?P<kind>[mo]):(?P<id>[A-Za-z0-9]+)\]\Z")
 
 
 def planner_prompt(memory_context: str) -> str:
@@ -76,7 +76,7 @@ def _fenced_offline(msg: AIMessage) -> AIMessage:
     head = _OFFLINE_HEAD.match(body)
     reason = marker.get("reason") if isinstance(marker, dict) else None
     lead = escape(str(reason or (head.group("lead") if head else "An earlier answer")))[:200]
-    lines = [f"[m:{m['id']}] {escape(m['text'])}" for line in body.split("\n")[1:] if (m := _OFFLINE_LINE.match(line))]
+    lines = [f"[{m['kind']}:{m['id']}] {escape(m['text'])}" for line in body.split("\n")[1:] if (m := _OFFLINE_LINE.match(line))]
     text = f"{lead}, so I answered only from these memories:\n{fence(lines)}" if lines else \
         f"{lead}, and no stored memory matched that message."
     return msg.model_copy(update={"content": text, "additional_kwargs": {}})

@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from agent.prompts import NO_LLM, OFFLINE_KEY
+from memory_graph.retrieval import citation
 
 MAX_ITEMS = 5
 
@@ -22,7 +23,7 @@ def offline_answer(recall: dict[str, Any] | None, max_items: int = MAX_ITEMS, le
     items = _items(recall, max_items)
     if not items:
         return f"{lead}, and no stored memory matches your message."
-    lines = [f"- {' '.join(str(it['text']).split())} [m:{it['id']}]" for it in items]
+    lines = [f"- {' '.join(str(it['text']).split())} {citation(str(it.get('kind', '')), str(it['id']))}" for it in items]
     return f"{lead}, so I can only tell you what I remember that matches your message:\n" + "\n".join(lines)
 
 

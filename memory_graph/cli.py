@@ -401,7 +401,9 @@ def offline_answer(items: list[Any], limit: int = 3) -> str:
     current = [it for it in items if getattr(it, "status", "current") == "current"][:limit]
     if not current:
         return "I have no memory that answers this. (No LLM configured: answering from memory only.)"
-    lines = [f"- {it.text} [m:{it.id}]" for it in current]
+    from memory_graph.retrieval import citation
+
+    lines = [f"- {it.text} {citation(it.kind, it.id)}" for it in current]
     return "From memory (no LLM configured):\n" + "\n".join(lines)
 
 

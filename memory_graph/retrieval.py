@@ -166,6 +166,12 @@ def check_budget(value: Any) -> int:
     return int(number)
 
 
+def citation(kind: str, item_id: str) -> str:
+    """How an item is cited: ``[o:ID]`` for a raw message (observation), ``[m:ID]`` for a memory. The one place
+    that owns the citation format (context lines, offline answers)."""
+    return f"[o:{item_id}]" if kind == "observation" else f"[m:{item_id}]"
+
+
 def render_line(item: RecallItem) -> str:
     """One context line: ``[m:ID] DATES[, STATUS][, scope: S] SOURCE: text``.
 
@@ -174,14 +180,14 @@ def render_line(item: RecallItem) -> str:
     ``[o:ID] DATE SPEAKER (message): text``.
     """
     if item.kind == "observation":
-        return f"[o:{item.id}] {item.valid_from[:10]} {escape(item.source)} (message): {escape(item.text)}"
+        return f"{citation(item.kind, item.id)} {item.valid_from[:10]} {escape(item.source)} (message): {escape(item.text)}"
     dates = item.valid_from[:10] + (f" to {item.valid_to[:10]}" if item.valid_to and item.status != "current" else "")
     if item.superseded_by:
         status = f", superseded by m:{item.superseded_by}" if item.superseded_by != "forget request" else ", retracted"
     else:
         status = "" if item.status == "current" else f", {item.status}"
     scope = f", scope: {escape(item.scope)}" if item.scope else ""
-    return f"[m:{item.id}] {dates}{status}{scope} {escape(item.source)}: {escape(item.text)}"
+    return f"{citation(item.kind, item.id)} {dates}{status}{scope} {escape(item.source)}: {escape(item.text)}"
 
 
 def render_context(items: list[RecallItem], as_of: str | None, compact: bool = False) -> str:

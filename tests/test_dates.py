@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evals.runner import default_data
 from memory_graph.errors import InvalidInputError
 from memory_graph.timeutil import (
     MAX_TIME,
@@ -31,7 +32,7 @@ from memory_graph.timeutil import (
 )
 
 UTC = timezone.utc
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+LOCOMO = default_data()  # $MEMORY_GRAPH_LOCOMO, else ../shared/data/locomo next to the repository
 
 in_range = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59)).map(
     lambda d: d.replace(microsecond=0, tzinfo=UTC)
