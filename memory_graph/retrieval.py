@@ -254,6 +254,8 @@ def recall(
     hits = store.search_memories(vector, ns, pool_size, _status_filter(as_of_iso, include_history))
     hits += _lexical_hits(store, ns, query, vector, {h[0] for h in hits}, as_of_iso, include_history)
     hits += _same_key_hits(store, ns, hits, vector, as_of_iso, include_history)
+    if not as_of_iso and not include_history:
+        hits += _chain_heads(store, ns, vector, {h[0] for h in hits})
     rows = store.ledger.memories(ns, [h[0] for h in hits])
     sims = {mid: sim for mid, sim in hits if mid in rows}
     if not include_history:
@@ -451,6 +453,35 @@ def _same_key_hits(
                 extra.append(row["id"])
     vectors = store.memory_vectors(extra)
     return [(m, float(np.dot(vectors[m], vector))) for m in extra if m in vectors]
+
+
+CHAIN_HITS = 8
+"""Replaced memories most similar to the query whose chain heads join the pool (``_chain_heads``)."""
+MAX_CHAIN_STEPS = 50
+
+
+def _chain_heads(store: Store, ns: str, vector: Any, seen: set[str]) -> list[tuple[str, float]]:
+    """Chain-head resolution (EvoMem-MCP): a query that matches a *replaced* memory brings the memory that holds
+    now at the head of its supersession chain, scored with the better of its own similarity and the replaced
+    one's, so asking about an old value ("Is my Lisbon lease ending?") finds what replaced it. The replaced
+    memory itself stays out (it is shown only with history or ``as_of``); a chain that ends in a retraction or a
+    forget request brings nothing."""
+    old = store.search_memories(vector, ns, CHAIN_HITS, {"status": {"$in": ["superseded"]}})
+    heads: dict[str, float] = {}
+    for mid, sim in old:
+        cur, steps = mid, 0
+        while steps < MAX_CHAIN_STEPS:
+            nxt = store.ledger.superseded_by(ns, [cur]).get(cur)
+            if nxt is None or nxt == "forget-request":
+                break
+            cur, steps = nxt, steps + 1
+        row = store.ledger.memory(ns, cur) if cur != mid else None
+        if row is not None and row["status"] in ("current", "contested") and cur not in seen:
+            heads[cur] = max(heads.get(cur, -1.0), sim)
+    if not heads:
+        return []
+    own = store.memory_vectors(list(heads))
+    return [(m, max(sim, float(np.dot(own[m], vector)) if m in own else sim)) for m, sim in heads.items()]
 
 
 def _observation_candidates(
