@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from memory_graph.deadline import ModelDeadlineExceeded, call_timeout, check_seconds, resolve
+from memory_graph.errors import InvalidInputError
 
 
 def make_chat_model(
@@ -41,7 +42,7 @@ def make_chat_model(
             ``Context.model_deadline_s``); None with no ``deadline``: no deadline.
 
     Raises:
-        ValueError: ``OPENAI_API_KEY`` is not set and no ``base_url`` is given.
+        InvalidInputError: ``OPENAI_API_KEY`` is not set and no ``base_url`` is given.
         InvalidInputError: ``timeout_s``, ``deadline`` or ``budget_s`` is not a valid number of seconds.
     """
     if not model:
@@ -51,7 +52,7 @@ def make_chat_model(
         deadline = resolve(deadline, budget_s if budget_s is not None else timeout_s)
     key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
     if key is None:
-        raise ValueError("OPENAI_API_KEY is not set (set it, or give --base-url for a local OpenAI-compatible server)")
+        raise InvalidInputError("OPENAI_API_KEY is not set (set it, or give --base-url for a local OpenAI-compatible server)")
     from pydantic import SecretStr
 
     if deadline is None:

@@ -50,7 +50,7 @@ def _env_int(name: str, default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+        raise InvalidInputError(f"{name} must be a whole number, got {raw!r}") from None
 
 
 def _env_float(name: str, default: float) -> float:
@@ -116,25 +116,27 @@ class Context:
 
     def __post_init__(self) -> None:
         if not str(self.user_id).strip():
-            raise ValueError("user_id must be a non-empty string")
+            raise InvalidInputError("user_id must be a non-empty string")
         for name in ("budget_tokens", "max_items"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise ValueError(f"{name} must be a whole number, got {value!r}")
+                raise InvalidInputError(f"{name} must be a whole number, got {value!r}")
             setattr(self, name, int(value))
         for name in ("linking", "llm_linker", "learning"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+                raise InvalidInputError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.budget_tokens <= 0:
-            raise ValueError(f"budget_tokens must be positive, got {self.budget_tokens}")
+            raise InvalidInputError(f"budget_tokens must be positive, got {self.budget_tokens}")
         if self.max_items <= 0:
-            raise ValueError(f"max_items must be positive, got {self.max_items}")
+            raise InvalidInputError(f"max_items must be positive, got {self.max_items}")
+        if self.encoding not in ("o200k_base", "cl100k_base"):
+            raise InvalidInputError(f"encoding must be 'o200k_base' or 'cl100k_base', got {self.encoding!r}")
         if self.trust not in ("namespace", "source"):
-            raise ValueError(f"trust must be 'namespace' or 'source', got {self.trust!r}")
+            raise InvalidInputError(f"trust must be 'namespace' or 'source', got {self.trust!r}")
         if self.selection not in ("knapsack", "topk"):
-            raise ValueError(f"selection must be 'knapsack' or 'topk', got {self.selection!r}")
+            raise InvalidInputError(f"selection must be 'knapsack' or 'topk', got {self.selection!r}")
         if self.usefulness not in ("heuristic", "logistic"):
-            raise ValueError(f"usefulness must be 'heuristic' or 'logistic', got {self.usefulness!r}")
+            raise InvalidInputError(f"usefulness must be 'heuristic' or 'logistic', got {self.usefulness!r}")
         self.model_deadline_s = check_seconds(self.model_deadline_s)  # InvalidInputError
 
     def replace(self, **changes: object) -> Context:

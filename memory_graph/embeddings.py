@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from memory_graph.errors import InvalidInputError
+
 
 class Embedder:
     """Wraps one ``SentenceTransformer`` on the CPU; thread-safe ``embed``.
@@ -21,7 +23,7 @@ class Embedder:
         model: sentence-transformers model name or path; empty string means the packaged MiniLM.
 
     Raises:
-        RuntimeError: the model cannot be loaded (for example a hub name while offline).
+        InvalidInputError: the model cannot be loaded (for example a hub name while offline).
     """
 
     def __init__(self, model: str = "") -> None:
@@ -38,7 +40,7 @@ class Embedder:
         try:
             self._model = SentenceTransformer(path, device="cpu")
         except Exception as exc:
-            raise RuntimeError(f"cannot load embedding model {path!r}: {exc}") from exc
+            raise InvalidInputError(f"cannot load embedding model {path!r}: {exc}") from exc
         self.name = model or "all-MiniLM-L6-v2"
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         dim = getter()

@@ -203,6 +203,8 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     ]
     if not observations and not reprocess:
         return {"extracted": [], "observations": [], "observed": []}
+    # the model is configured before anything is written: a configuration error (no key) stores nothing
+    model = make_chat_model(ctx.model, ctx.base_url, deadline=state.turn_deadline, budget_s=ctx.model_deadline_s) if ctx.model else None
     stored: list[Observation] = list(reprocess)
     with store.write_lock, store.ledger.tx() as cur:
         for o in observations:
@@ -214,7 +216,6 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
                  int(rules.withheld(obs.text))),
             )
             stored.append(obs)
-    model = make_chat_model(ctx.model, ctx.base_url, deadline=state.turn_deadline, budget_s=ctx.model_deadline_s) if ctx.model else None
     records: list[MemoryRecord] = []
     for obs in stored:
         records.extend(llm_extractor.extract(model, obs) if model is not None else rules.extract(obs))

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from memory_graph.config import Context
+from memory_graph.errors import InvalidInputError
 from memory_graph.extract.rules import is_assistant
 from memory_graph.knapsack import knapsack
 from memory_graph.lexical import lexical_search
@@ -159,10 +160,10 @@ MAX_BUDGET = 1_000_000
 def check_budget(value: Any) -> int:
     """``value`` as a token budget in 1..MAX_BUDGET, else ValueError (also for NaN, inf, 2.5, booleans)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"budget_tokens must be a whole number of tokens, got {value!r}")
+        raise InvalidInputError(f"budget_tokens must be a whole number of tokens, got {value!r}")
     number = float(value)
     if not number.is_integer() or not 1 <= number <= MAX_BUDGET:
-        raise ValueError(f"budget_tokens must be a whole number from 1 to {MAX_BUDGET}, got {value!r}")
+        raise InvalidInputError(f"budget_tokens must be a whole number from 1 to {MAX_BUDGET}, got {value!r}")
     return int(number)
 
 
@@ -245,7 +246,7 @@ def recall(
         ValueError: empty query, non-positive budget or invalid ``as_of``.
     """
     if not query or not query.strip():
-        raise ValueError("query must be a non-empty string")
+        raise InvalidInputError("query must be a non-empty string")
     budget = check_budget(ctx.budget_tokens if budget_tokens is None else budget_tokens)
     as_of_iso = to_iso(parse_time(as_of)) if as_of is not None and as_of != "" else None
     ns = ctx.user_id
@@ -307,7 +308,7 @@ def recall(
         _value_history(items, values)
     minimum = count_tokens(render_context([], as_of_iso, compact=True), ctx.encoding)
     if budget < minimum:
-        raise ValueError(f"budget_tokens {budget} is below the context block's own size ({minimum} tokens)")
+        raise InvalidInputError(f"budget_tokens {budget} is below the context block's own size ({minimum} tokens)")
     total = sum(it.tokens for it in items)
 
     def select(compact: bool) -> tuple[list[int], list[int], int]:

@@ -42,6 +42,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
         lambda m: m.search_observations("x", k=10**9),
         lambda m: m.feedback("abc", "yes"),
         lambda m: m.forget("abc", hard="yes"),
+        lambda m: m.recall("x", budget_tokens=2),  # below the block's own size (found by the breaker)
     ],
 )
 def test_reported_reproductions_raise_invalid_input(shared: Memory, call: Any) -> None:
@@ -77,6 +78,19 @@ def test_a_closed_memory_says_so(tmp_path: Path) -> None:
     m.close()  # idempotent
     with pytest.raises(ClosedError):
         m.recall("anything")
+
+
+def test_bad_configuration_is_invalid_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the breaker: a model with no key, an embedding model that cannot load, an unknown encoding."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with Memory(tmp_path / "s", user_id="u", model="gpt-x") as m:
+        with pytest.raises(InvalidInputError, match="OPENAI_API_KEY"):
+            m.observe("I live in Berlin.")
+        assert m.inspect()["observations"] == 0  # nothing was written
+    with pytest.raises(InvalidInputError, match="encoding"):
+        Memory(tmp_path / "s", user_id="u", encoding="no-such-encoding")
+    with Memory(tmp_path / "s2", user_id="u", embedding_model=str(tmp_path / "no-model")) as m, pytest.raises(InvalidInputError):
+        m.recall("where")
 
 
 def test_bad_constructor_arguments(tmp_path: Path) -> None:
