@@ -7,8 +7,10 @@ client-side retries, and a request with no time left is not sent (``ModelDeadlin
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -86,10 +88,35 @@ def _deadline_chat_openai() -> Callable[..., BaseChatModel]:
             return {**kwargs, "timeout": timeout}
 
         def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
-            return super()._generate(messages, stop=stop, run_manager=run_manager, **self._bounded(kwargs))
+            bounded = self._bounded(kwargs)
+            # the client's timeout is per phase (connect, each read): a server that trickles bytes never trips it.
+            # The call runs in a daemon thread and the turn waits only for the time left; an abandoned request
+            # ends when its connection does and holds nothing of the store.
+            box: dict[str, Any] = {}
+
+            def call() -> None:
+                try:
+                    box["result"] = super(DeadlineChatOpenAI, self)._generate(
+                        messages, stop=stop, run_manager=run_manager, **bounded)
+                except BaseException as exc:  # handed to the caller below
+                    box["error"] = exc
+
+            worker = threading.Thread(target=call, name="memory-graph-model-call", daemon=True)
+            worker.start()
+            worker.join(bounded["timeout"])
+            if worker.is_alive():
+                raise ModelDeadlineExceeded("the model did not answer before the turn's model deadline")
+            if "error" in box:
+                raise box["error"]
+            return box["result"]
 
         async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
-            return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **self._bounded(kwargs))
+            bounded = self._bounded(kwargs)
+            try:
+                return await asyncio.wait_for(
+                    super()._agenerate(messages, stop=stop, run_manager=run_manager, **bounded), bounded["timeout"])
+            except asyncio.TimeoutError:
+                raise ModelDeadlineExceeded("the model did not answer before the turn's model deadline") from None
 
         def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Iterator[Any]:
             yield from super()._stream(messages, stop=stop, run_manager=run_manager, **self._bounded(kwargs))

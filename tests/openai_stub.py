@@ -43,9 +43,10 @@ def last_content(body: dict[str, Any], role: str = "user") -> str:
 class StubOpenAI:
     """Context manager running the stub server; ``base_url`` is ``http://127.0.0.1:<port>/v1``."""
 
-    def __init__(self, responder: Responder, delay: float = 0.0) -> None:
+    def __init__(self, responder: Responder, delay: float = 0.0, drip: float = 0.0) -> None:
         self.responder = responder
         self.delay = delay
+        self.drip = drip  # > 0: send the headers at once, then the body one byte every ``drip`` seconds
         self.requests: list[dict[str, Any]] = []
         self._closing = threading.Event()
         stub = self
@@ -101,6 +102,14 @@ class StubOpenAI:
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
+                    if stub.drip > 0:  # a server that trickles bytes: never idle long enough for a read timeout
+                        self.wfile.flush()
+                        for i in range(len(data)):
+                            if stub._closing.wait(stub.drip):
+                                return
+                            self.wfile.write(data[i : i + 1])
+                            self.wfile.flush()
+                        return
                     self.wfile.write(data)
                 except OSError:  # the client gave up (timed out) and closed the connection
                     pass

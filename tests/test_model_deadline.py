@@ -115,6 +115,19 @@ def test_a_model_with_a_deadline_times_out_and_then_is_not_called() -> None:
         assert len(server.requests) == 1  # no client retries, and nothing sent once the time is up
 
 
+def test_a_server_that_trickles_bytes_cannot_stretch_a_call_past_the_deadline(tmp_path: Any) -> None:
+    """Found by the breaker: the client's timeout is per read, so a body sent one byte a second kept an observe
+    busy for 87 s under a 10 s deadline. The call is now capped by wall-clock time."""
+    with StubOpenAI(answer, drip=1.0) as server:
+        start = time.monotonic()
+        with Memory(tmp_path / "s", user_id="u", model="stub", base_url=server.base_url,
+                    model_deadline_s=DEADLINE) as mem:
+            formed = mem.observe("I live in Lisbon.", time="2024-01-01T00:00:00")
+        elapsed = time.monotonic() - start
+    assert elapsed < BOUND, elapsed
+    assert [f["value"] for f in formed] == ["Lisbon"]  # the rule extractor formed it after the deadline
+
+
 # ---- a hanging model: the turn finishes and is stored -------------------------------------------------------
 
 
