@@ -26,7 +26,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -283,23 +283,14 @@ class Store:
 
     # ---- index maintenance -----------------------------------------------------------------------------
 
-    def index_memories(self, ids: Sequence[str], vectors: np.ndarray | None = None) -> int:
-        """Upsert ledger memories ``ids`` into Chroma (embedding their text unless ``vectors`` given); rows
-        whose metadata cannot be built are marked ``indexed = -1`` and logged. Returns rows skipped."""
-        if not ids:
-            return 0
-        with self.session():
-            by_id = {r["id"]: r for r in self.ledger.query(
-                f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))}
-            rows = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
-            good, metas, bad = self._metadata(rows)
-            if good:
-                if vectors is None or len(vectors) != len(ids) or len(good) != len(ids):
-                    vectors = self.embed([r["text"] for r in good])
-                VectorIndex.upsert(self.index.memories, [r["id"] for r in good], vectors, metas)
-                self._wrote_index()
-            self._mark_indexed("memories", [r["id"] for r in good], bad)
-            return len(bad)
+    def index_memories(self, ids: Sequence[str]) -> int:
+        """Embed ledger memories ``ids`` and upsert them into Chroma; returns the rows skipped (see ``_index_rows``)."""
+        return self._index_rows("memories", ids, "SELECT * FROM memories WHERE id IN ({marks})", memory_metadata)
+
+    def index_observations(self, ids: Sequence[str]) -> int:
+        """Embed ledger observations ``ids`` and upsert them into Chroma; returns the rows skipped."""
+        return self._index_rows("observations", ids, "SELECT id, namespace, text, time FROM observations WHERE id IN ({marks})",
+                                lambda r: {"namespace": r["namespace"], "time": to_epoch(r["time"], 0)})
 
     def sync_metadata(self, ids: Sequence[str]) -> None:
         """Push ledger status/retention/validity of memories ``ids`` to the index metadata."""
@@ -307,44 +298,41 @@ class Store:
             return
         with self.session():
             rows = self.ledger.query(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))
-            good, metas, bad = self._metadata(rows)
+            good, metas, bad = self._metadata(rows, memory_metadata)
             if good:
                 VectorIndex.update_metadata(self.index.memories, [r["id"] for r in good], metas)
                 self._wrote_index()
             self._mark_indexed("memories", [r["id"] for r in good], bad)
 
-    def index_observations(self, ids: Sequence[str], vectors: np.ndarray | None = None) -> None:
-        """Upsert ledger observations ``ids`` into Chroma (embedding their text unless ``vectors`` given)."""
+    def _index_rows(self, table: str, ids: Sequence[str], sql: str, metadata: Callable[[Any], dict[str, Any]]) -> int:
+        """Upsert the rows of ``table`` (``memories`` | ``observations``, also the collection's name) with ids
+        ``ids`` into Chroma, embedding their text (the embed cache makes a turn's second embedding free). A row
+        whose metadata cannot be built (an unreadable date) is marked ``indexed = -1`` and logged; returns how
+        many were."""
         if not ids:
-            return
+            return 0
         with self.session():
-            by_id = {r["id"]: r for r in self.ledger.query(
-                f"SELECT id, namespace, text, time FROM observations WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))}
+            by_id = {r["id"]: r for r in self.ledger.query(sql.format(marks=",".join("?" * len(ids))), tuple(ids))}
             rows = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
-            good, metas, bad = [], [], []
-            for r in rows:
-                try:
-                    metas.append({"namespace": r["namespace"], "time": to_epoch(r["time"], 0)})
-                    good.append(r)
-                except (ValueError, OverflowError) as exc:
-                    log.warning("observation %s cannot be indexed: %s", r["id"], exc)
-                    bad.append(r["id"])
+            good, metas, bad = self._metadata(rows, metadata)
             if good:
-                if vectors is None or len(vectors) != len(ids) or len(good) != len(ids):
-                    vectors = self.embed([r["text"] for r in good])
-                VectorIndex.upsert(self.index.observations, [r["id"] for r in good], vectors, metas)
+                VectorIndex.upsert(getattr(self.index, table), [r["id"] for r in good],
+                                   self.embed([r["text"] for r in good]), metas)
                 self._wrote_index()
-            self._mark_indexed("observations", [r["id"] for r in good], bad)
+            self._mark_indexed(table, [r["id"] for r in good], bad)
+            return len(bad)
 
     @staticmethod
-    def _metadata(rows: Sequence[Any]) -> tuple[list[Any], list[dict[str, Any]], list[str]]:
+    def _metadata(
+        rows: Sequence[Any], metadata: Callable[[Any], dict[str, Any]]
+    ) -> tuple[list[Any], list[dict[str, Any]], list[str]]:
         good, metas, bad = [], [], []
         for r in rows:
             try:
-                metas.append(memory_metadata(r))
+                metas.append(metadata(r))
                 good.append(r)
             except (ValueError, OverflowError) as exc:  # e.g. a date an older version wrote unreadably
-                log.warning("memory %s cannot be indexed: %s", r["id"], exc)
+                log.warning("%s cannot be indexed: %s", r["id"], exc)
                 bad.append(r["id"])
         return good, metas, bad
 
@@ -365,8 +353,7 @@ class Store:
             for start in range(0, len(dirty_mem), 256):
                 skipped += self.index_memories(dirty_mem[start : start + 256])
             for start in range(0, len(dirty_obs), 256):
-                self.index_observations(dirty_obs[start : start + 256])
-            skipped += len(self.ledger.query("SELECT id FROM observations WHERE indexed=-1"))
+                skipped += self.index_observations(dirty_obs[start : start + 256])
             removed = self._apply_index_deletes()
             return {"indexed": len(dirty_mem) + len(dirty_obs) - skipped, "removed": removed, "skipped": skipped}
 
