@@ -68,6 +68,10 @@ def _env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() not in {"0", "false", "no", "off"}
 
 
+MAX_ITEMS = 100
+"""Most memories one recall may return (DESIGN: the knapsack runs over a pool of at most 100 items)."""
+
+
 @dataclass(kw_only=True)
 class Context:
     """Run-time configuration of the memory subgraph (LangGraph ``context_schema``).
@@ -129,6 +133,11 @@ class Context:
             raise InvalidInputError(f"budget_tokens must be positive, got {self.budget_tokens}")
         if self.max_items <= 0:
             raise InvalidInputError(f"max_items must be positive, got {self.max_items}")
+        for name in ("store_path", "user_id", "model", "base_url", "embedding_model", "encoding"):
+            if not isinstance(getattr(self, name), str):
+                raise InvalidInputError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
+        if self.max_items > MAX_ITEMS:
+            raise InvalidInputError(f"max_items must be at most {MAX_ITEMS} (the knapsack's pool), got {self.max_items}")
         if self.encoding not in ("o200k_base", "cl100k_base"):
             raise InvalidInputError(f"encoding must be 'o200k_base' or 'cl100k_base', got {self.encoding!r}")
         if self.trust not in ("namespace", "source"):

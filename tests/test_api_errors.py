@@ -98,6 +98,12 @@ def test_bad_constructor_arguments(tmp_path: Path) -> None:
                    {"trust": "everyone"}, {"user_id": "\ud800"}):
         with pytest.raises(InvalidInputError):
             Memory(tmp_path / "s", **kwargs)
+    for kwargs in ({"model": 5}, {"base_url": 5}, {"max_items": 1000}):  # found by the breaker
+        with pytest.raises(InvalidInputError):
+            Memory(tmp_path / "s", user_id="u", **kwargs)
+    for path in ("/proc/self/nope", "/dev/null/x"):
+        with pytest.raises(InvalidInputError):
+            Memory(path, user_id="u")
     (tmp_path / "file").write_text("x")
     with pytest.raises(InvalidInputError):
         Memory(tmp_path / "file", user_id="u")

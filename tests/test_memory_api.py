@@ -282,6 +282,10 @@ def test_a_busy_store_names_the_process_that_holds_it(tmp_path: Path) -> None:
             proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
         assert "BUSY" in proc.stdout, proc.stderr
         assert f"pid {os.getpid()}" in proc.stdout and "in use by" in proc.stdout
+        import re
+
+        # pid, host and time only: never the holder's command line (it can quote another user's question)
+        assert re.search(r"in use by pid \d+ on \S+ \(since [0-9TZ:-]+\); waited", proc.stdout), proc.stdout
 
 
 def test_raw_messages_are_recalled_but_not_questions(mem: Memory) -> None:

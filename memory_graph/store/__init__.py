@@ -23,7 +23,6 @@ import os
 import shutil
 import socket
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -71,8 +70,7 @@ def memory_metadata(row: Any) -> dict[str, Any]:
 
 def _owner_line() -> str:
     """Who is taking the lock: pid, host and command line (shown to a process that waits too long)."""
-    return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(sys.argv)[:300],
-                       "since": now_iso()})
+    return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": now_iso()})
 
 
 class Store:
@@ -84,7 +82,10 @@ class Store:
     """
 
     def __init__(self, path: Path, embedding_model: str = "") -> None:
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # not creatable: a file in the way, no permission, a virtual file system
+            raise InvalidInputError(f"store path {str(path)!r} cannot be used as a folder ({exc.strerror or exc})") from None
         self.path = path
         self.embedding_model = embedding_model
         self._embedder: Embedder | None = None
@@ -198,7 +199,8 @@ class Store:
         except Timeout:
             try:
                 holder = json.loads(self._owner_file.read_text(encoding="utf-8"))
-                who = f"pid {holder.get('pid')} on {holder.get('host')} ({holder.get('command')!r}, since {holder.get('since')})"
+                # pid, host and time only: the holder's command line can quote another user's question
+                who = f"pid {holder.get('pid')} on {holder.get('host')} (since {holder.get('since')})"
             except (OSError, ValueError, AttributeError):
                 who = "another process"
             raise StoreBusyError(
