@@ -1,4 +1,7 @@
-"""The agent graph: ``START -> planner -> memory -> tools -> planner ... -> respond -> END``.
+"""The agent graph: ``START -> owner_guard -> planner -> memory -> tools -> planner ... -> respond -> END``.
+
+* ``owner_guard`` (``memory_graph.threads``) admits only the thread's owner (the ``user_id`` of its first run);
+  another user's run is refused with ``ThreadOwnerError`` and its input removed from the thread.
 
 * ``planner`` decides the tool calls (a chat model with the tools bound and the memory context in its
   system prompt) and the memory query (the newest human text). Without a chat model it calls no tools.
@@ -27,19 +30,20 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
 from agent.prompts import TIMED_OUT, model_messages, planner_prompt, responder_prompt
 from agent.responder import offline_message
-from agent.state import AgentState, as_context
+from agent.state import AgentState
 from agent.tools import TOOLS
 from memory_graph.chat_model import make_chat_model
-from memory_graph.config import Context
+from memory_graph.config import Context, as_context
 from memory_graph.deadline import call_timeout, is_timeout, resolve
 from memory_graph.graph import graph as memory_subgraph
 from memory_graph.messages import message_text as _text
+from memory_graph.threads import add_owner_guard
 
 log = logging.getLogger(__name__)
 
@@ -136,35 +140,37 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
             update.update(memory_context="", recall=None)
         return update
 
-    def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Answer the newest human message from the recalled context (offline when no model is configured,
-        no time is left before the turn's deadline, or the model fails)."""
-        ctx = as_context(runtime.context)
+    def answer(state: AgentState, ctx: Context) -> AIMessage:
+        """The answer to the newest human message from the recalled context (offline when no model is
+        configured, no time is left before the turn's deadline, or the model fails)."""
         if not configured(ctx):
-            return {"messages": [offline_message(state.recall)]}
+            return offline_message(state.recall)
         model = resolve_model(ctx, turn_deadline(state, ctx))
         if model is None:
-            lead = f"{TIMED_OUT} (the turn's model deadline passed)"
-            return {"messages": [offline_message(state.recall, lead=lead)]}
+            return offline_message(state.recall, lead=f"{TIMED_OUT} (the turn's model deadline passed)")
         prompt = [SystemMessage(responder_prompt(state.memory_context)), *model_messages(state.messages)]
         try:
-            answer = model.invoke(prompt)
+            reply = model.invoke(prompt)
         except Exception as exc:  # noqa: BLE001 - the turn is stored; answer from memory and say why
             log.warning("responder model failed, answering from memory: %s", exc)
             lead = f"{TIMED_OUT if is_timeout(exc) else 'The chat model failed'} ({type(exc).__name__})"
-            return {"messages": [offline_message(state.recall, lead=lead)]}
-        if not isinstance(answer, AIMessage) or answer.tool_calls:
-            answer = AIMessage(_text(answer) if isinstance(answer, AIMessage) else str(answer))
-        if not _text(answer).strip():
-            return {"messages": [offline_message(state.recall, lead="The chat model gave an empty answer")]}
-        return {"messages": [answer]}
+            return offline_message(state.recall, lead=lead)
+        if not isinstance(reply, AIMessage) or reply.tool_calls:
+            reply = AIMessage(_text(reply) if isinstance(reply, AIMessage) else str(reply))
+        if not _text(reply).strip():
+            return offline_message(state.recall, lead="The chat model gave an empty answer")
+        return reply
+
+    def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Append the answer; every message of the thread so far is now the owner's (``owned``)."""
+        return {"messages": [answer(state, as_context(runtime.context))], "owned": len(state.messages) + 1}
 
     builder = StateGraph(AgentState, context_schema=Context)
     builder.add_node("planner", planner)
     builder.add_node("memory", memory)
     builder.add_node("tools", ToolNode(TOOLS))
     builder.add_node("respond", respond)
-    builder.add_edge(START, "planner")
+    add_owner_guard(builder, "planner")
     builder.add_edge("planner", "memory")
     builder.add_conditional_edges("memory", route_after_memory, ["tools", "respond"])
     builder.add_edge("tools", "planner")

@@ -7,12 +7,14 @@ which quote memories for the user and are re-rendered fenced whenever the thread
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 from memory_graph.messages import message_text as _text
+from memory_graph.offline import HEAD as _OFFLINE_HEAD
+from memory_graph.offline import LINE as _OFFLINE_LINE
+from memory_graph.offline import NO_LLM, TIMED_OUT
 from memory_graph.retrieval import FENCE_CLOSE, FENCE_OPEN, escape
 
 PLANNER = (
@@ -31,18 +33,10 @@ RESPONDER = (
     "{memory_context}"
 )
 
-NO_LLM = "No LLM is configured"
-TIMED_OUT = "The chat model timed out"
 OFFLINE_KEY = "memory_graph_offline"
 """``additional_kwargs`` key marking an offline answer: ``{"reason": lead, "cited": [memory ids]}``."""
 SEARCH_TOOL = "search_memory"
 NO_MEMORIES = "(no relevant memories)"
-_OFFLINE_HEAD = re.compile(
-    r"\A(?P<lead>No LLM is configured|The chat model [^\n]{0,200}?)"
-    r"(?:, so I can only tell you what I remember that matches your message:|, and no stored memory matches your message\.)"
-)
-"""The first line of an offline answer (``agent.responder.offline_answer``), marked or from an older thread."""
-_OFFLINE_LINE = re.compile(r"\A- (?P<text>.*) \[(?P<kind>[mo]):(?P<id>[A-Za-z0-9]+)\]\Z")
 
 
 def planner_prompt(memory_context: str) -> str:
@@ -104,3 +98,5 @@ def model_messages(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
         else:
             out.append(msg)
     return out
+
+__all__ = ["NO_LLM", "OFFLINE_KEY", "TIMED_OUT", "model_messages", "planner_prompt", "responder_prompt"]

@@ -11,6 +11,7 @@ Keys:
   as_of, include_history, task   recall options passed through to the memory subgraph
   deadline        input, optional: absolute time (epoch seconds, ``time.time()``) by which this turn's model calls
                   must end; the planner's first round consumes it (None: now + ``Context.model_deadline_s``)
+  owner, owned, refused   the thread's owner (``memory_graph.threads``): a run of another user is refused
   turn_deadline   the deadline of the current turn (set by the planner's first round; the memory node passes it
                   to the memory subgraph as ``deadline``); see ``memory_graph.deadline``
 """
@@ -23,11 +24,11 @@ from typing import Annotated, Any
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-from memory_graph.config import Context
+from memory_graph.threads import ThreadOwnership
 
 
 @dataclass(kw_only=True)
-class AgentState:
+class AgentState(ThreadOwnership):
     """The agent's state (see the module docstring for each key)."""
 
     messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
@@ -42,11 +43,3 @@ class AgentState:
     deadline: float | None = None
     turn_deadline: float | None = None
 
-
-def as_context(value: Any) -> Context:
-    """The run's ``Context``: as given, built from a dict (LangGraph API runs), or from the environment."""
-    if isinstance(value, Context):
-        return value
-    if isinstance(value, dict):
-        return Context(**value)
-    return Context()

@@ -12,8 +12,7 @@ from typing import Any
 from langchain_core.tools import BaseTool, tool
 from langgraph.runtime import get_runtime
 
-from agent.state import as_context
-from memory_graph.config import Context
+from memory_graph.config import Context, as_context
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,

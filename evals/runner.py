@@ -112,8 +112,10 @@ def _progress(enabled: bool) -> Any:
 
 
 def _command(name: str, quick: bool, seeds: str | None, out: Path | None, data: Path | None,
-             systems: Sequence[str] | None, budget: int | None) -> str:
+             systems: Sequence[str] | None, budget: int | None, templates: str = "dev") -> str:
     parts = ["memory-graph", "eval", name]
+    if name == "supersession" and templates != "dev":
+        parts += ["--templates", templates]
     if quick:
         parts.append("--quick")
     if seeds:
@@ -139,6 +141,7 @@ def run_suite(
     budget: int | None = None,
     progress: bool = True,
     options: dict[str, Any] | None = None,
+    templates: str = "dev",
 ) -> dict[str, Any]:
     """Run suite ``name`` and write ``results.json``, ``table.md`` and plots under ``out/<name>/``.
 
@@ -152,6 +155,8 @@ def run_suite(
         budget: token budget; default per suite (supersession 120, locomo 400, outcome 60).
         progress: show progress bars on stderr.
         options: extra keyword arguments for the suite's ``run`` (e.g. ``counts``, ``episodes``, ``families``).
+        templates: supersession only: the wording set, ``dev`` or ``unseen`` (written by a helper who read neither
+            the linker nor the dev templates); unseen results go to ``out/supersession-unseen/``.
     Returns:
         the results dict (also written as JSON), with ``wall_s``, ``command`` and ``code``.
     Side effect: pins torch's intra-op threads for the process (see :func:`pin_threads`).
@@ -164,7 +169,7 @@ def run_suite(
     version = code_version()  # before the run: the code that was loaded
     started = time.perf_counter()
     root = Path(out) if out else (RESULTS / "_scratch" if quick else RESULTS)
-    suite_dir = root / name
+    suite_dir = root / (f"{name}-{templates}" if name == "supersession" and templates != "dev" else name)
     names, skipped = resolve_systems(systems, quick)
     seed_spec = seeds if isinstance(seeds, str) or seeds is None else ",".join(str(s) for s in seeds)
     bar = _progress(progress)
@@ -182,12 +187,15 @@ def run_suite(
     else:
         default = (TEST_SEEDS[0],) if name == "supersession" else (outcome.QUICK_SEEDS if quick else outcome.FULL_SEEDS)
         extra["seeds"] = parse_seeds(seed_spec, default)
+        if name == "supersession":
+            extra["templates"] = templates
     try:
         results = mod.run(make, names, quick=quick, budget=budget or mod.DEFAULT_BUDGET, progress=bar, **extra)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     wall = time.perf_counter() - started
-    command = _command(name, quick, seed_spec, Path(out) if out else None, Path(data) if data else None, systems, budget)
+    command = _command(name, quick, seed_spec, Path(out) if out else None, Path(data) if data else None, systems, budget,
+                       templates)
     results["skipped_systems"] = skipped
     results["command"] = command
     results["wall_s"] = round(wall, 1)
@@ -236,6 +244,7 @@ def eval_command(
     systems: str | None = typer.Option(None, "--systems", help=f"Comma-separated, from {','.join(ALL_SYSTEMS)}."),
     budget: int | None = typer.Option(None, "--budget", help="Token budget (default per suite)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
+    templates: str = typer.Option("dev", "--templates", help="supersession wording: dev | unseen (never tuned on)."),
 ) -> None:
     """Run one suite (or all) and write results.json, table.md and PNG plots under OUT/SUITE/."""
     names = list(SUITES) if suite == "all" else [suite]
@@ -248,7 +257,7 @@ def eval_command(
         t0 = time.perf_counter()
         try:
             res = run_suite(n, quick=quick, seeds=seeds, out=out, data=data, systems=chosen, budget=budget,
-                            progress=progress)
+                            progress=progress, templates=templates)
         except (FileNotFoundError, ValueError) as exc:  # bad input (missing LoCoMo data, unknown system): one line
             failed.append(n)
             typer.echo(f"[eval] {n}: error: {exc}", err=True)
@@ -259,7 +268,8 @@ def eval_command(
             typer.echo(f"[eval] {n}: FAILED after {time.perf_counter() - t0:.0f} s", err=True)
             continue
         root = Path(out) if out else (RESULTS / "_scratch" if quick else RESULTS)
-        typer.echo(f"[eval] {n}: done in {res['wall_s']:.0f} s -> {root / n / 'table.md'}")
+        folder = f"{n}-{templates}" if n == "supersession" and templates != "dev" else n
+        typer.echo(f"[eval] {n}: done in {res['wall_s']:.0f} s -> {root / folder / 'table.md'}")
         if res["skipped_systems"]:
             typer.echo(f"[eval] {n}: skipped {', '.join(res['skipped_systems'])} (memory_graph not importable)")
     if failed:

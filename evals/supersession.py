@@ -161,7 +161,6 @@ PARAPHRASE = (
     "{v} is responsible for {alias}.",
     "{Alias} relies on {v}.",
 )
-TEMPLATES = {"restate": DECIDE, "change": CHANGE, "plain": PLAIN, "paraphrase": PARAPHRASE}
 UPDATE_KINDS = ("restate", "change", "plain", "paraphrase")
 
 FILLERS = (
@@ -177,6 +176,45 @@ FILLERS = (
     "Welcome aboard, Priya!",
 )
 SPEAKERS = ("alice", "bob", "carol", "dan", "erin")
+UNSEEN_TEMPLATES = Path(__file__).resolve().parent / "supersession_unseen_templates.json"
+
+
+@dataclass(frozen=True)
+class Templates:
+    """One set of message templates: ``decide`` (first statements and ``restate`` updates), ``change``,
+    ``plain``, ``paraphrase`` and ``fillers``. ``dev`` is the set the linker was developed against; ``unseen``
+    (``evals/supersession_unseen_templates.json``) was written by a helper who had read neither the linker nor
+    the dev templates, and is never tuned on (issue 11)."""
+
+    name: str
+    decide: tuple[str, ...]
+    change: tuple[str, ...]
+    plain: tuple[str, ...]
+    paraphrase: tuple[str, ...]
+    fillers: tuple[str, ...]
+
+    def of(self, kind: str) -> tuple[str, ...]:
+        return {"restate": self.decide, "change": self.change, "plain": self.plain, "paraphrase": self.paraphrase}[kind]
+
+
+DEV = Templates("dev", DECIDE, CHANGE, PLAIN, PARAPHRASE, FILLERS)
+TEMPLATE_SETS = ("dev", "unseen")
+
+
+def load_templates(name: str) -> Templates:
+    """The template set ``name`` (``dev`` or ``unseen``). Raises ``ValueError`` for another name or a
+    malformed file."""
+    if name == "dev":
+        return DEV
+    if name != "unseen":
+        raise ValueError(f"unknown template set {name!r} (choose from {', '.join(TEMPLATE_SETS)})")
+    import json
+
+    try:
+        raw = json.loads(UNSEEN_TEMPLATES.read_text(encoding="utf-8"))
+        return Templates("unseen", *(tuple(str(t) for t in raw[k]) for k in ("restate", "change", "plain", "paraphrase", "fillers")))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{UNSEEN_TEMPLATES}: not a template file ({type(exc).__name__}: {exc})") from None
 
 
 def words(text: str) -> set[str]:
@@ -235,21 +273,21 @@ class Scenario:
 
 
 def _pick_template(r: Any, kind: str, *, canon: str, v: str, old: str, prev_text: str, prev_template: str,
-                   aliases: Sequence[str]) -> tuple[str, str]:
+                   aliases: Sequence[str], templates: Templates = DEV) -> tuple[str, str]:
     """(text, template) of an update of ``kind`` replacing ``prev_text`` (value ``old``) by ``v``."""
     if kind == "restate":
-        template = prev_template if prev_template in DECIDE else r.choice(DECIDE)
+        template = prev_template if prev_template in templates.decide else r.choice(templates.decide)
         return render(template, v=v, canon=canon), template
     if kind == "paraphrase":
         banned = words(prev_text) - words(old) - words(v)
-        options = [(t, a) for t in PARAPHRASE for a in aliases]
+        options = [(t, a) for t in templates.paraphrase for a in aliases]
         r.shuffle(options)
         for template, alias in options:
             text = render(template, v=v, alias=alias)
             if not ((words(text) - words(v)) & banned):
                 return text, template
         raise ValueError(f"no paraphrase shares no word with {prev_text!r}")
-    template = r.choice(TEMPLATES[kind])
+    template = r.choice(templates.of(kind))
     return render(template, v=v, canon=canon, old=old), template
 
 
@@ -260,8 +298,9 @@ def _scope_ok(topic: Topic, scope: str) -> bool:
 class _Builder:
     """Accumulates the chains of one scenario, then lays them out in time."""
 
-    def __init__(self, r: Any, sid: str, speaker: str) -> None:
+    def __init__(self, r: Any, sid: str, speaker: str, templates: Templates = DEV) -> None:
         self.r = r
+        self.templates = templates
         self.sid = sid
         self.speaker = speaker
         self.sequences: list[list[dict[str, Any]]] = []
@@ -286,12 +325,13 @@ class _Builder:
             kind = first_kind if i == 0 else kinds[i - 1]
             different = bool(other_speaker[i - 1]) if i > 0 and other_speaker else False
             if kind == "decide":
-                template = self.r.choice(DECIDE)
+                template = self.r.choice(self.templates.decide)
                 text = render(template, v=value, canon=canon)
             else:
                 old = values[i - 1] if i > 0 else first_old
                 text, template = _pick_template(self.r, kind, canon=canon, v=value, old=old, prev_text=prev_text,
-                                                prev_template=prev_template, aliases=topic.aliases if not scope else [])
+                                                prev_template=prev_template, aliases=topic.aliases if not scope else [],
+                                                templates=self.templates)
             speaker = self.r.choice([s for s in SPEAKERS if s != self.speaker]) if different else self.speaker
             msgs.append({"text": text, "speaker": speaker, "chain": key, "value": value, "kind": kind,
                          "template": template, "different": different})
@@ -300,7 +340,7 @@ class _Builder:
         return key
 
     def fillers(self, n: int) -> None:
-        for text in self.r.sample(FILLERS, n):
+        for text in self.r.sample(self.templates.fillers, n):
             self.sequences.append([{"text": text, "speaker": self.r.choice(SPEAKERS), "chain": None, "value": None,
                                     "kind": "filler", "template": text, "different": False}])
 
@@ -340,13 +380,13 @@ def _distractors(r: Any, b: _Builder, target: Topic, n: int, exclude: set[str]) 
         b.chain(topic, values, kinds, other_speaker=[r.random() < 0.3 for _ in kinds])
 
 
-def odr_scenario(seed: int, index: int) -> Scenario:
+def odr_scenario(seed: int, index: int, templates: Templates = DEV) -> Scenario:
     """ODR scenario ``index`` of ``seed``: the target key's final update kind cycles through
     ``UPDATE_KINDS`` with ``index`` and every third one comes from a different speaker."""
     r = rng("odr", seed, index)
     sid = f"odr{seed}-{index}"
     speaker = r.choice(SPEAKERS)
-    b = _Builder(r, sid, speaker)
+    b = _Builder(r, sid, speaker, templates)
     target = r.choice(TOPICS)
     n = r.randint(2, 6)
     values = b.values(target.family, n)
@@ -367,12 +407,12 @@ def odr_scenario(seed: int, index: int) -> Scenario:
     return Scenario(sid, "odr", [s.turn for s in statements], list(chains.values()), questions, statements)
 
 
-def vdr_scenario(seed: int, index: int) -> Scenario:
+def vdr_scenario(seed: int, index: int, templates: Templates = DEV) -> Scenario:
     """VDR scenario ``index`` of ``seed``: the scope-B statement uses change words when ``index`` is even."""
     r = rng("vdr", seed, index)
     sid = f"vdr{seed}-{index}"
     speaker = r.choice(SPEAKERS)
-    b = _Builder(r, sid, speaker)
+    b = _Builder(r, sid, speaker, templates)
     target = r.choice(TOPICS)
     scopes = [s for s in SCOPES if _scope_ok(target, s)]
     scope_a, scope_b = r.sample(scopes, 2)
@@ -397,9 +437,9 @@ def vdr_scenario(seed: int, index: int) -> Scenario:
     return Scenario(sid, "vdr", [s.turn for s in statements], list(chains.values()), [question], statements)
 
 
-def generate(seed: int, n_odr: int = N_ODR, n_vdr: int = N_VDR) -> list[Scenario]:
-    """All scenarios of ``seed``: ``n_odr`` ODR scenarios then ``n_vdr`` VDR scenarios."""
-    return [odr_scenario(seed, i) for i in range(n_odr)] + [vdr_scenario(seed, i) for i in range(n_vdr)]
+def generate(seed: int, n_odr: int = N_ODR, n_vdr: int = N_VDR, templates: Templates = DEV) -> list[Scenario]:
+    """All scenarios of ``seed``: ``n_odr`` ODR scenarios then ``n_vdr`` VDR scenarios, worded with ``templates``."""
+    return [odr_scenario(seed, i, templates) for i in range(n_odr)] + [vdr_scenario(seed, i, templates) for i in range(n_vdr)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -426,12 +466,15 @@ def run(
     budget: int = DEFAULT_BUDGET,
     progress: Callable[..., Any] | None = None,
     counts: tuple[int, int] | None = None,
+    templates: str = "dev",
 ) -> dict[str, Any]:
     """Run the supersession suite for ``systems`` (built by ``make(name)``) and return the results dict.
 
-    ``counts`` = (ODR, VDR) scenarios per seed overrides the defaults (120/80, quick 12/8)."""
+    ``counts`` = (ODR, VDR) scenarios per seed overrides the defaults (120/80, quick 12/8); ``templates``: the
+    wording set, ``dev`` or ``unseen`` (``load_templates``)."""
     n_odr, n_vdr = counts or ((QUICK_ODR, QUICK_VDR) if quick else (N_ODR, N_VDR))
-    scenarios = [s for seed in seeds for s in generate(seed, n_odr, n_vdr)]
+    wording = load_templates(templates)
+    scenarios = [s for seed in seeds for s in generate(seed, n_odr, n_vdr, wording)]
     results: dict[str, Any] = {}
     per_question: dict[str, list[dict[str, Any]]] = {}
     for name in systems:
@@ -476,7 +519,7 @@ def run(
         "suite": "supersession",
         "protocol": "EvoMem-MCP ODR/VDR (own implementation)",
         "config": {"seeds": list(seeds), "budget": budget, "odr_scenarios": n_odr * len(seeds),
-                   "vdr_scenarios": n_vdr * len(seeds), "quick": quick},
+                   "vdr_scenarios": n_vdr * len(seeds), "quick": quick, "templates": wording.name},
         "systems": results,
         "breakdown": breakdown(per_question),
     }

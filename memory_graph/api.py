@@ -20,6 +20,7 @@ from memory_graph.config import Context
 from memory_graph.credit import replay_candidates
 from memory_graph.errors import ClosedError, InvalidInputError, NotFoundError
 from memory_graph.graph import build_memory_graph
+from memory_graph.nodes import check_unicode
 from memory_graph.records import Recall
 from memory_graph.store import Store, now_iso
 from memory_graph.store import erase as erase_mod
@@ -52,10 +53,7 @@ def check_id(value: Any, what: str = "memory_id") -> str:
 def _check_text(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"{what} must be a non-empty string")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(f"{what} is not valid Unicode (a lone surrogate)") from None
+    check_unicode(what, value)
     if "\x00" in value:
         raise InvalidInputError(f"{what} contains NUL bytes")
     return value

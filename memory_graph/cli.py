@@ -396,17 +396,6 @@ def _explain_table(mem: Memory, recall: Recall) -> Table:
     return table
 
 
-def offline_answer(items: list[Any], limit: int = 3) -> str:
-    """An answer made only from recalled memories (current ones first), with ``[m:ID]`` citations."""
-    current = [it for it in items if getattr(it, "status", "current") == "current"][:limit]
-    if not current:
-        return "I have no memory that answers this. (No LLM configured: answering from memory only.)"
-    from memory_graph.retrieval import citation
-
-    lines = [f"- {it.text} {citation(it.kind, it.id)}" for it in current]
-    return "From memory (no LLM configured):\n" + "\n".join(lines)
-
-
 def _load_agent_builder() -> Callable[..., Any] | None:
     try:
         from agent.graph import build_agent_graph  # type: ignore[import-not-found,unused-ignore]
@@ -492,6 +481,8 @@ def ask(
             console.print(_explain_table(mem, recall))
         console.print(f"[dim]recall id: {_safe(recall.id)}  tokens: {recall.tokens_used}/{recall.budget_tokens}[/dim]")
         if not answer:
+            from memory_graph.offline import offline_answer
+
             answer = offline_answer(recall.items)
         console.print("[bold]answer[/bold]")
         console.print(_safe(answer, multiline=True))
@@ -549,7 +540,11 @@ class _Session:
         rec = out.get("recall")
         self.last_items = Recall.model_validate(rec).items if rec else []
         answer = _last_ai_text(out.get("messages", [])) if self.agent else ""
-        self.last_answer = answer or offline_answer(self.last_items)
+        if not answer:
+            from memory_graph.offline import offline_answer
+
+            answer = offline_answer(self.last_items)
+        self.last_answer = answer
         return self.last_answer
 
     def close(self) -> None:

@@ -156,3 +156,13 @@ class Context:
             raise TypeError(f"unknown Context fields: {sorted(unknown)}")
         values.update(changes)
         return Context(**values)  # type: ignore[arg-type,return-value]
+
+
+def as_context(value: object) -> Context:
+    """The run's ``Context``: as given, built from a dict (LangGraph API runs pass one), or from the
+    environment when there is none. Raises ``InvalidInputError`` for a bad field."""
+    if isinstance(value, Context):
+        return value
+    if isinstance(value, dict):
+        return Context(**value)
+    return Context()

@@ -10,7 +10,8 @@ LangGraph's ``InvalidUpdateError(Exception)`` and sqlite-utils' one-class-per-fa
     ├── StoreBusyError(MemoryGraphError, TimeoutError)    another process held the store past the lock timeout
     ├── StoreNotFoundError(MemoryGraphError, FileNotFoundError)  a read-only command named a store that does not exist
     ├── StoreError(MemoryGraphError, RuntimeError)        the store cannot be opened or used (corrupt file, newer schema)
-    └── ClosedError(MemoryGraphError, RuntimeError)       a call on a ``Memory`` after ``close()``
+    ├── ClosedError(MemoryGraphError, RuntimeError)       a call on a ``Memory`` after ``close()``
+    └── ThreadOwnerError(MemoryGraphError, PermissionError)  a run of one user on another user's graph thread
 
 The CLI prints any ``MemoryGraphError`` as one ``error:`` line (exit status 1; 2 for invalid input).
 """
@@ -49,6 +50,10 @@ class ClosedError(MemoryGraphError, RuntimeError):
     """The ``Memory`` was closed."""
 
 
+class ThreadOwnerError(MemoryGraphError, PermissionError):
+    """A graph run named a checkpointed thread that another user started; nothing of the run was kept."""
+
+
 __all__ = [
     "ClosedError",
     "InvalidInputError",
@@ -57,4 +62,5 @@ __all__ = [
     "StoreBusyError",
     "StoreError",
     "StoreNotFoundError",
+    "ThreadOwnerError",
 ]

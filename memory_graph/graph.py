@@ -1,4 +1,6 @@
-"""The memory subgraph: ``START -> route -> credit? -> extract -> link -> retrieve -> END``.
+"""The memory subgraph: ``START -> owner_guard -> route -> credit? -> extract -> link -> retrieve -> END``.
+
+``owner_guard`` refuses a run of another user on a checkpointed thread (``memory_graph.threads``).
 
 ``build_memory_graph()`` returns it compiled; ``graph`` is the module-level compiled instance that
 ``langgraph.json`` exposes as ``memory``. Configuration comes from ``Context`` (``context_schema``).
@@ -10,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 
 from memory_graph import nodes
 from memory_graph.config import Context
 from memory_graph.state import MemoryInput, MemoryOutput, MemoryState
+from memory_graph.threads import add_owner_guard
 
 
 def build_memory_graph(checkpointer: Any = None, name: str = "memory") -> Any:
@@ -33,7 +36,8 @@ def build_memory_graph(checkpointer: Any = None, name: str = "memory") -> Any:
     builder.add_node("extract", nodes.extract)
     builder.add_node("link", nodes.link)
     builder.add_node("retrieve", nodes.retrieve)
-    builder.add_edge(START, "route")
+    # a refused run (another user's, on a checkpointed thread) also clears its inputs that are not messages
+    add_owner_guard(builder, "route", clear={"observations": [], "feedback": None, "query": "", "resume": False})
     builder.add_conditional_edges("route", nodes.after_route, ["credit", "extract", "retrieve", END])
     builder.add_conditional_edges("credit", nodes.after_credit, ["extract", "retrieve", END])
     builder.add_edge("extract", "link")

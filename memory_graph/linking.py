@@ -410,7 +410,9 @@ def link_records(
             (namespace, *sources),
         ).fetchall()} if sources else set()
         for i, record in sorted(enumerate(records), key=lambda ir: ir[1].valid_from):
-            if record.observation_id in done:
+            if record.observation_id in done:  # report what the other run formed from it (the caller's result)
+                if (earlier := _formed_elsewhere(cur, namespace, record)) is not None:
+                    actions.append(earlier)
                 continue
             action = _link_one(cur, store, ctx, namespace, record, created, proposals.get(i), voted)
             action["record"] = record
@@ -424,6 +426,19 @@ def link_records(
     store.index_memories(created)  # one batch: ids created in this call
     store.sync_metadata(sorted(set(touched) - set(created)))
     return actions
+
+
+def _formed_elsewhere(cur: Any, ns: str, record: MemoryRecord) -> dict[str, Any] | None:
+    """The memory another run formed for ``record`` from the same observation (provenance, same slot and value),
+    as a ``"duplicate"`` action; None when it formed none for this record."""
+    row = cur.execute(
+        "SELECT m.id FROM memories m JOIN provenance p ON p.memory_id = m.id WHERE p.observation_id=? AND "
+        "m.namespace=? AND m.subject=? AND m.attribute=? AND m.value=? ORDER BY m.rowid LIMIT 1",
+        (record.observation_id, ns, record.subject, record.attribute, record.value),
+    ).fetchone()
+    if row is None:
+        return None
+    return {"action": "duplicate", "id": row["id"], "targets": [], "reason": "formed by a concurrent run", "record": record}
 
 
 def _proposed(cur: Any, store: Store, ns: str, proposal: tuple[list[str], str] | None, record: MemoryRecord) -> list[Any]:

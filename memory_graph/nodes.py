@@ -16,7 +16,7 @@ from memory_graph import credit as credit_mod
 from memory_graph import deadline as deadline_mod
 from memory_graph import linking, llm_linker, retrieval
 from memory_graph.chat_model import make_chat_model
-from memory_graph.config import Context
+from memory_graph.config import Context, as_context
 from memory_graph.errors import InvalidInputError
 from memory_graph.extract import llm as llm_extractor
 from memory_graph.extract import rules
@@ -38,8 +38,7 @@ def get_store(ctx: Context) -> Store:
 
 
 def _ctx(runtime: Runtime[Context] | None) -> Context:
-    ctx = runtime.context if runtime is not None else None
-    return ctx if isinstance(ctx, Context) else Context(**(ctx or {}))  # type: ignore[arg-type]
+    return as_context(runtime.context if runtime is not None else None)
 
 
 def _speaker(msg: AnyMessage) -> str | None:
@@ -79,14 +78,14 @@ def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
     text = text.strip()
     if not text:
         raise InvalidInputError("observation text is empty")
-    _check_unicode("text", text)
+    check_unicode("observation text", text)
     for name in ("speaker", "source", "ref", "session_id"):
         if obs.get(name) is not None:
             if not isinstance(obs[name], str):
                 raise InvalidInputError(f"observation {name} must be a string, got {type(obs[name]).__name__}")
             if len(obs[name]) > 1000:
                 raise InvalidInputError(f"observation {name} is {len(obs[name])} characters; the limit is 1000")
-            _check_unicode(name, obs[name])
+            check_unicode(f"observation {name}", obs[name])
     if len(text) > MAX_OBSERVATION_CHARS:
         raise InvalidInputError(f"observation text is {len(text)} characters; the limit is {MAX_OBSERVATION_CHARS}")
     speaker = str(obs.get("speaker") or "user").strip() or "user"
@@ -123,12 +122,13 @@ def split_long(obs: dict[str, Any], size: int = CHUNK_CHARS) -> list[dict[str, A
             for k, chunk in enumerate((c for c in chunks if c), start=1)]
 
 
-def _check_unicode(name: str, value: str) -> None:
-    """Raise ``InvalidInputError`` when ``value`` cannot be stored as UTF-8 (a lone surrogate)."""
+def check_unicode(what: str, value: str) -> None:
+    """Raise ``InvalidInputError`` when ``value`` cannot be stored as UTF-8 (a lone surrogate); ``what`` names
+    it in the message. The one check of stored text's encoding (observations here, the API's arguments)."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise InvalidInputError(f"observation {name} is not valid Unicode ({exc.reason} at position {exc.start})") from None
+        raise InvalidInputError(f"{what} is not valid Unicode ({exc.reason} at position {exc.start})") from None
 
 
 def route(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import functools
+import html
 import json
 import numbers
 import re
@@ -77,14 +78,17 @@ def _normal_table() -> dict[int, str | None]:
 
 _ASCII_INERT = re.compile(r"[^\x00-\x1f\x7f]*")
 """Printable ASCII: nothing to drop, fold or collapse but runs of spaces."""
-_OPEN, _CLOSE = "<‹«", ">›»"  # bracket-like quotes that are not category Ps/Pe
-_COLONS = frozenset(":\u02d0\u02f8\u0589\u05c3\u16ec\u205a\u2236\ua789\ufe13\ufe55\uff1a")
+_OPEN, _CLOSE = "<‹«˂ᐸ", ">›»˃ᐳ"  # bracket-like signs that are not category Ps/Pe nor named as brackets
+_COLONS = frozenset(":\u02d0\u02f8\u0589\u05c3\u1361\u16ec\u205a\u2236\ua4fd\ua789\ufe13\ufe55\uff1a")
 _CONFUSABLES = {
     **dict(zip("аеорсухіѕмтАЕОРСУХІЅМТКН", "aeopcyxismtAEOPCYXISMTKH", strict=True)),  # Cyrillic
     **dict(zip("οενρτυχΟΕΜΝΡΤΥΧΚΗΙ", "oevptuxOEMNPTYXKHI", strict=True)),  # Greek
     "օ": "o", "Օ": "O", "ս": "u", "ո": "n",  # Armenian
+    "ꓟ": "M", "ꓳ": "O", "ꓰ": "E", "ꓚ": "C", "ꓔ": "T", "ꓫ": "X",  # Lisu
 }
 """Letters that look like the Latin letters of ``m:``/``o:`` and ``memory-context`` (matching only)."""
+_BRACKET_NAME = re.compile(r"\b(LEFT|RIGHT)\b.*\b(BRACKET|PARENTHESIS|ANGLE|ARROWHEAD|CORNER|CEILING|CHEVRON)\b")
+_LATIN_NAME = re.compile(r"^LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL )?([A-Z])(?: WITH .*)?$")
 _LOOKALIKE = re.compile(
     r"(?P<fence>(?:\[\s*)+[/\\\s]*memory(?:[^\w\[\]]|_){0,3}context(?:\s*\])*)|\[\s*[mo]\s*(?P<colon>:)", re.IGNORECASE
 )
@@ -93,14 +97,32 @@ _LOOKALIKE = re.compile(
 
 @functools.cache
 def _skeleton_table() -> dict[int, str]:
-    """``str.translate`` table of the skeleton: every opening bracket (category Ps, ``<‹«``) to ``[``, every
-    closing one (Pe, ``>›»``) to ``]``, colon look-alikes to ``:``, confusable letters to Latin ones. Built on
-    first use (planes 0-1 hold every bracket: about 30 ms)."""
+    """``str.translate`` table of the skeleton, derived from Unicode's categories and character names (so a look-
+    alike nobody listed is covered by its kind): every opening bracket (category Ps, or a name ``LEFT ...
+    BRACKET/PARENTHESIS/ANGLE/ARROWHEAD/CORNER/CEILING``, ``LESS-THAN``) to ``[``, every closing one to ``]``;
+    every colon (a name with ``COLON``, not ``SEMICOLON``) to ``:``; every Latin letter with a diacritic or as a
+    small capital (``ḿ``, ``ᴍ``) to its base letter; a few cross-script confusables (Cyrillic, Greek, Armenian,
+    Lisu) to Latin. Built on first use (planes 0-1: about 30 ms)."""
     table: dict[int, str] = {}
     for cp in range(0x20000):
-        category = unicodedata.category(chr(cp))
+        ch = chr(cp)
+        category = unicodedata.category(ch)
         if category in ("Ps", "Pe"):
             table[cp] = "[" if category == "Ps" else "]"
+            continue
+        if category in ("Cn", "Co", "Cs"):
+            continue
+        name = unicodedata.name(ch, "")
+        if not name:
+            continue
+        bracket = _BRACKET_NAME.search(name)
+        if bracket or "LESS-THAN" in name or "GREATER-THAN" in name:
+            left = (bracket.group(1) == "LEFT") if bracket else "LESS-THAN" in name
+            table[cp] = "[" if left else "]"
+        elif "COLON" in name and "SEMICOLON" not in name:
+            table[cp] = ":"
+        elif category.startswith("L") and (latin := _LATIN_NAME.match(name)):
+            table[cp] = latin.group(1).lower() if cp > 0x7F else ch
     table.update({ord(c): "[" for c in _OPEN} | {ord(c): "]" for c in _CLOSE} | {ord(c): ":" for c in _COLONS})
     table.update({ord(c): latin for c, latin in _CONFUSABLES.items()})
     return table
@@ -124,12 +146,28 @@ def _neutralise(text: str) -> str:
     return "".join(out) + text[pos:] if out else text
 
 
+def _normalise(text: str) -> str:
+    """Step 1 of :func:`escape`, repeated until nothing changes: drop and fold (see ``_normal_table``, NFKC),
+    then decode HTML character references (``&lt;``, ``&#60;``, ``&#x3c;``), which a model reads as the
+    character itself. Each decoding shortens the text, so the loop ends."""
+    if text.isascii() and "&" not in text and _ASCII_INERT.fullmatch(text):
+        return text.strip()  # the common case: printable ASCII, nothing to drop, fold or decode
+    table = _normal_table()
+    while True:
+        folded = unicodedata.normalize("NFKC", text.translate(table)).translate(table)  # NFKC may make spaces
+        decoded = html.unescape(folded) if "&" in folded else folded
+        if decoded == text:
+            return decoded
+        text = decoded
+
+
 def escape(text: str) -> str:
     """Make memory text inert inside the fence (also used for memory text in any other model prompt).
 
     1. Normalise: whitespace (newlines, tabs, Unicode spaces) becomes one space; control, format (zero-width,
        bidi overrides/isolates, BOM, soft hyphen) and other invisible characters are dropped; NFKC folds
-       full-width and styled letters and brackets to their plain forms. The result is one line.
+       full-width and styled letters and brackets to their plain forms; HTML character references are
+       decoded (``&lt;`` is ``<`` to a model). The result is one line.
     2. ``<``/``>`` become ``‹``/``›``, so no markup tag survives.
     3. Neutralise look-alikes: a fence tag (an opening bracket of any kind, then ``memory-context`` in any
        case, spacing or confusable letters) becomes plain ``memory-context``; in a citation look-alike (an
@@ -139,11 +177,7 @@ def escape(text: str) -> str:
     The output has no Cc/Cf character and is a fixed point (``escape(escape(t)) == escape(t)``). Ordinary text
     stays readable: ``I moved to Porto (2024)`` is unchanged.
     """
-    if text.isascii() and _ASCII_INERT.fullmatch(text):
-        text = text.strip()  # the common case: printable ASCII, nothing to drop or fold
-    else:
-        table = _normal_table()
-        text = unicodedata.normalize("NFKC", text.translate(table)).translate(table)  # NFKC may make spaces
+    text = _normalise(text)
     text = text.replace("<", "‹").replace(">", "›")
     while True:
         neutral = _neutralise(text)

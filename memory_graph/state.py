@@ -24,6 +24,8 @@ from typing import Annotated, Any
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from memory_graph.threads import ThreadOwnership
+
 
 @dataclass(kw_only=True)
 class MemoryInput:
@@ -54,7 +56,7 @@ class MemoryOutput:
 
 
 @dataclass(kw_only=True)
-class MemoryState(MemoryInput, MemoryOutput):
+class MemoryState(MemoryInput, MemoryOutput, ThreadOwnership):
     """The full state: input and output keys plus the records passed from ``extract`` to ``link``."""
 
     extracted: list[dict[str, Any]] = field(default_factory=list)

@@ -1,4 +1,11 @@
-"""Chat threads (LangGraph checkpoints) kept in a store folder, each owned by one user.
+"""Chat threads (LangGraph checkpoints), each owned by one user.
+
+Any checkpointed thread of the agent or the memory graph (``langgraph dev``, LangGraph Server, an app's own
+checkpointer) records its owner: the first run sets ``owner`` to the run's ``Context.user_id``, and a later run of
+another user is refused by the ``owner_guard`` node before any other node runs. The refused run's input messages
+are removed from the thread again (so the owner's next run never reads or stores them) and the run fails with
+``ThreadOwnerError``; nothing of the thread reaches the other user through the graph. (Reading a thread's state
+through the server's own API is the server's business: see docs/ARCHITECTURE.md, "Thread ownership".)
 
 The CLI chat persists its threads with ``SqliteSaver`` in ``<store>/threads.sqlite3``. A thread belongs to
 the user that created it: the checkpointer's ``thread_id`` is :func:`thread_key` of (user id, the name the user
@@ -10,10 +17,67 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from langchain_core.messages import RemoveMessage
+from langgraph.graph import START
+from langgraph.runtime import Runtime
+
+from memory_graph.config import Context, as_context
+from memory_graph.errors import ThreadOwnerError
 
 THREADS_FILE = "threads.sqlite3"
+
+
+@dataclass(kw_only=True)
+class ThreadOwnership:
+    """State keys of a thread's owner (a mixin of the agent's and the memory graph's state).
+
+    owner     the ``user_id`` of the run that started the thread (None before its first run)
+    owned     how many of ``messages`` the owner's runs have put there (a refused run's input is cut back to it)
+    refused   set by ``owner_guard`` for a run of another user (routes to ``refuse``)
+    """
+
+    owner: str | None = None
+    owned: int = 0
+    refused: bool = False
+
+
+def admit(owner: str | None, user_id: str) -> bool:
+    """Whether a run of ``user_id`` may use a thread started by ``owner`` (None: a new thread)."""
+    return owner is None or owner == user_id
+
+
+def guard_update(state: Any, user_id: str, clear: dict[str, Any]) -> dict[str, Any]:
+    """The ``owner_guard`` node's update for a run of ``user_id``: the owner is admitted (a new thread is
+    claimed); for another user the run's input messages (``messages[owned:]``) are removed, the keys of
+    ``clear`` reset (the run's other inputs) and ``refused`` set."""
+    messages = list(getattr(state, "messages", []) or [])
+    if admit(state.owner, user_id):
+        return {"owner": user_id, "owned": len(messages), "refused": False}
+    removed = [RemoveMessage(id=m.id) for m in messages[state.owned :] if m.id]
+    return {"messages": removed, "refused": True, **clear}
+
+
+def refuse(state: Any) -> NoReturn:
+    """Fail the run of a user who does not own the thread (the thread's owner is not named)."""
+    raise ThreadOwnerError("this thread belongs to another user; start a new thread (nothing of this run was kept)")
+
+
+def add_owner_guard(builder: Any, first: str, clear: dict[str, Any] | None = None) -> None:
+    """Wire ``START -> owner_guard -> first`` (or ``-> refuse`` for another user) into ``builder``, a
+    ``StateGraph`` whose state has ``ThreadOwnership`` keys and ``messages``; ``clear``: the values a refused
+    run's other input keys are reset to."""
+
+    def owner_guard(state: Any, runtime: Runtime[Context]) -> dict[str, Any]:
+        return guard_update(state, as_context(runtime.context).user_id, dict(clear or {}))
+
+    builder.add_node("owner_guard", owner_guard)
+    builder.add_node("refuse", refuse)
+    builder.add_edge(START, "owner_guard")
+    builder.add_conditional_edges("owner_guard", lambda state: "refuse" if state.refused else first, [first, "refuse"])
 
 
 def thread_key(user_id: str, thread: str) -> str:

@@ -18,6 +18,7 @@ from evals.supersession import (
     PLAIN,
     TOPICS,
     generate,
+    load_templates,
     words,
 )
 
@@ -35,6 +36,23 @@ def test_templates_per_update_kind() -> None:
     for t in TOPICS:
         assert not (words(t.aliases[0]) & words(t.aliases[1]))
         assert not any(words(a) & words(t.canon) for a in t.aliases)
+
+
+def test_the_unseen_template_set_loads_and_generates_the_same_truth_shape() -> None:
+    """The helper-written wording (never tuned on): every template formats, and the generator builds the same
+    scenarios from it as from the dev set (the wording differs, and with it the random draws that follow)."""
+    unseen = load_templates("unseen")
+    for kind in ("restate", "change", "plain", "paraphrase"):
+        assert len(set(unseen.of(kind))) >= 10
+        for t in unseen.of(kind):
+            t.format(v="X", canon="c", Canon="C", old="O", alias="a", Alias="A")
+    # written independently: a natural sentence may coincide ("{Canon} is {v}."), the sets mostly differ
+    assert len(set(unseen.decide + unseen.change + unseen.plain) & set(DECIDE + CHANGE + PLAIN)) <= 3
+    dev, new = generate(1000, 12, 8), generate(1000, 12, 8, unseen)
+    assert [s.kind for s in dev] == [s.kind for s in new] and all(s.chains and s.questions for s in new)
+    assert [s.turns[0].text for s in dev] != [s.turns[0].text for s in new]
+    with pytest.raises(ValueError, match="unknown template set"):
+        load_templates("tuned")
 
 
 def test_supersession_truth_is_consistent() -> None:

@@ -82,3 +82,40 @@ def test_a_queued_index_delete_is_finished_by_the_next_open(tmp_path: Path) -> N
         assert mem.store.last_reconcile["removed"] == 1
         assert mem.store.index_counts()["memories"] == 0
         assert mem.store.ledger.query("SELECT COUNT(*) AS n FROM index_deletes")[0]["n"] == 0
+
+
+def test_scrub_zeroes_only_the_unused_capacity_of_an_hnsw_segment(tmp_path: Path) -> None:
+    import struct
+
+    from memory_graph.store.index import scrub_unused_capacity
+
+    segment = tmp_path / "chroma" / "seg"
+    segment.mkdir(parents=True)
+    size, capacity, count = 16, 5, 2
+    (segment / "header.bin").write_bytes(struct.pack("<iQQQQ", 1, 0, capacity, count, size) + b"rest")
+    live, garbage = b"L" * (count * size), b"G" * ((capacity - count) * size)
+    (segment / "data_level0.bin").write_bytes(live + garbage)
+    assert scrub_unused_capacity(tmp_path / "chroma") == len(garbage)
+    assert (segment / "data_level0.bin").read_bytes() == live + bytes(len(garbage))
+    # a header that does not describe the data file is left alone
+    (segment / "header.bin").write_bytes(struct.pack("<iQQQQ", 1, 0, capacity + 1, count, size))
+    (segment / "data_level0.bin").write_bytes(live + garbage)
+    assert scrub_unused_capacity(tmp_path / "chroma") == 0
+    assert (segment / "data_level0.bin").read_bytes() == live + garbage
+
+
+def test_no_erased_vector_in_the_hnsw_capacity_after_repeated_hard_deletes(tmp_path: Path) -> None:
+    """Breaker repro: hnswlib writes its malloc'ed capacity to data_level0.bin; after five hard deletes in a
+    300-record store the erased vectors were found there in 2 of 8 runs before the capacity was zeroed."""
+    store = tmp_path / "s"
+    with Memory(store, user_id="alice") as mem:
+        mem.observe_many(
+            [{"text": f"My friend number {i} is called Person{i} and lives in town {i}.", "time": "2024-01-01"} for i in range(300)]
+        )
+        victims = [r["id"] for r in mem.inspect()["recent"]][::7][:5]
+        vectors = mem.store.embed([mem.inspect(v)["text"] for v in victims])
+        for victim in victims:
+            mem.forget(victim, hard=True)
+        assert "town 3" in " ".join(i.text for i in mem.recall("Who lives in town 3?").items)  # the index still works
+    for vector in np.asarray(vectors, dtype=np.float32):
+        assert _files_containing(store, vector.tobytes()[:64]) == []

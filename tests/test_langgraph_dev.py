@@ -96,10 +96,28 @@ def test_langgraph_dev_serves_agent_and_memory(server: tuple[str, Path]) -> None
     assert isinstance(out, dict) and "Lisbon" in out["memory_context"]
     assert out["memory_context"].startswith("<memory-context>")
 
+    # another user who finds the thread (threads.search lists it) cannot run on it: the run fails with
+    # ThreadOwnerError, nothing is stored for them, and their message is not left in the owner's thread
+    found = [t["thread_id"] for t in client.threads.search(limit=50)]
+    assert thread["thread_id"] in found
+    before = [m["content"] for m in client.threads.get_state(thread["thread_id"])["values"]["messages"]]
+    intruder = {"role": "human", "content": "Where does the owner live? zq-intruder"}
+    try:
+        refused: Any = client.runs.wait(thread["thread_id"], "agent", input={"messages": [intruder]},
+                                        context={"user_id": "mallory"})
+    except Exception as exc:  # noqa: BLE001 - the SDK raises or returns the run's error, depending on version
+        refused = {"__error__": {"message": str(exc)}}
+    assert "ThreadOwnerError" in str(refused) or "another user" in str(refused), refused
+    assert "Lisbon" not in str(refused)
+    after = [m["content"] for m in client.threads.get_state(thread["thread_id"])["values"]["messages"]]
+    assert after == before
+    client.runs.wait(thread["thread_id"], "agent", input={"messages": [ask]}, context=context)  # the owner goes on
+
     # the run's context reached the graphs: everything is stored in the dev-user namespace
     with sqlite3.connect(store / "ledger.sqlite3") as db:
         namespaces = {row[0] for row in db.execute("SELECT DISTINCT namespace FROM observations")}
-    assert namespaces == {"dev-user"}
+        intruded = db.execute("SELECT COUNT(*) FROM observations WHERE text LIKE '%zq-intruder%'").fetchone()[0]
+    assert namespaces == {"dev-user"} and intruded == 0
 
 
 def test_langgraph_dev_and_the_cli_share_one_store(server: tuple[str, Path], tmp_path: Path) -> None:

@@ -83,7 +83,8 @@ def test_a_foreign_ledger_file_is_a_store_error(tmp_path: Path) -> None:
 
 
 def test_linking_an_already_linked_observation_again_forms_nothing(tmp_path: Path) -> None:
-    """Two runs that picked up the same interrupted observation (two processes) cannot both form its memories."""
+    """Two runs that picked up the same interrupted observation (two processes) cannot both form its memories;
+    the second reports the memory the first formed (breaker: one of two concurrent ``observe`` calls returned [])."""
     from memory_graph import linking
     from memory_graph.extract import rules
     from memory_graph.records import Observation
@@ -94,8 +95,10 @@ def test_linking_an_already_linked_observation_again_forms_nothing(tmp_path: Pat
         obs = Observation(**{k: row[k] for k in ("id", "text", "speaker", "source", "time", "session_id", "ref")})
         records = rules.extract(obs)
         assert records
-        assert linking.link_records(mem.store, mem.context, records, processed=[obs.id]) == []
-        assert len(mem.inspect()["recent"]) == 1
+        first = mem.inspect()["recent"]
+        again = linking.link_records(mem.store, mem.context, records, processed=[obs.id])
+        assert [(a["action"], a["id"], a["reason"]) for a in again] == [("duplicate", first[0]["id"], "formed by a concurrent run")]
+        assert mem.inspect()["recent"] == first  # nothing written again
 
 
 def test_hot_lookups_use_the_primary_key_after_open(tmp_path: Path) -> None:
@@ -108,3 +111,19 @@ def test_hot_lookups_use_the_primary_key_after_open(tmp_path: Path) -> None:
         plan = " ".join(str(r["detail"]) for r in led.query(
             "EXPLAIN QUERY PLAN SELECT * FROM memories WHERE namespace=? AND id IN (?,?)", ("u", "a", "b")))
         assert "sqlite_autoindex_memories_1" in plan or "PRIMARY KEY" in plan, plan
+
+
+def test_an_unreadable_vector_index_is_a_store_error_and_reindex_rebuilds_it(tmp_path: Path) -> None:
+    """Breaker: a garbage ``chroma/chroma.sqlite3`` made every command, ``reindex`` included, fail with
+    Chroma's ``InternalError``. The ledger still opens; the index error names the fix; ``reindex`` drops the
+    folder and rebuilds it in the same process (Chroma's cached client of the path is forgotten)."""
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        mem.observe("I live in Berlin.", time="2024-01-01T00:00:00")
+    (tmp_path / "s" / "chroma" / "chroma.sqlite3").write_bytes(b"garbage" * 500)
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        assert mem.inspect()["recent"][0]["text"] == "The user lives in Berlin."  # the ledger is fine
+        with pytest.raises(StoreError, match="memory-graph reindex"):
+            mem.recall("Where do I live?")
+        counts = mem.store.reindex()
+        assert counts["memories"] == 1
+        assert "Berlin" in mem.recall("Where do I live?").context

@@ -34,7 +34,7 @@ from filelock import FileLock, Timeout
 
 from memory_graph.embeddings import Embedder, get_embedder
 from memory_graph.errors import InvalidInputError, StoreBusyError, StoreError, StoreNotFoundError
-from memory_graph.store.index import FAR_FUTURE, VectorIndex
+from memory_graph.store.index import FAR_FUTURE, VectorIndex, scrub_unused_capacity
 from memory_graph.store.ledger import Ledger, new_id, now_iso, short_id
 from memory_graph.timeutil import to_epoch
 
@@ -97,13 +97,18 @@ class Store:
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._index: VectorIndex | None = None
+        self._scrubbed: dict[str, tuple[int, int]] = {}  # HNSW files as last scrubbed (scrub_unused_capacity)
         self._index_generation: int | None = None  # the ledger's index generation this process's client saw
         self._index_written = False
         try:
             self.ledger = Ledger(path / LEDGER_FILE)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"store {str(path)!r}: {LEDGER_FILE} is not a memory-graph ledger ({exc})") from None
-        self.last_reconcile = self.reconcile()
+        try:
+            self.last_reconcile: dict[str, Any] = self.reconcile()
+        except StoreError as exc:  # an unreadable index: the ledger still opens (inspect, history, reindex work)
+            log.warning("%s", exc)
+            self.last_reconcile = {"indexed": 0, "removed": 0, "skipped": 0, "error": str(exc)}
         with self.session():
             self.ledger.analyze_if_stale()
 
@@ -180,6 +185,9 @@ class Store:
                 self._depth -= 1
                 if self._depth == 0:
                     try:
+                        if self._index is not None:  # Chroma rewrites HNSW files on load too, with stale memory
+                            with contextlib.suppress(OSError):
+                                scrub_unused_capacity(self.path / "chroma", self._scrubbed)
                         if self._index_written:
                             self._index_generation = self.ledger.bump_index_generation()
                             self._index_written = False
@@ -227,7 +235,13 @@ class Store:
         if self._depth == 0:
             raise RuntimeError("Store.index used outside Store.session()")
         if self._index is None:
-            self._index = VectorIndex(self.path / "chroma")
+            try:
+                self._index = VectorIndex(self.path / "chroma")
+            except Exception as exc:  # noqa: BLE001 - Chroma raises its own classes for a corrupt or foreign file
+                raise StoreError(
+                    f"the vector index {str(self.path / 'chroma')!r} cannot be opened ({type(exc).__name__}: {exc}); "
+                    f"it is derived from the ledger: rebuild it with `memory-graph reindex --store {self.path}`"
+                ) from exc
         return self._index
 
     def _wrote_index(self) -> None:
@@ -393,6 +407,7 @@ class Store:
             if rec_ids:
                 VectorIndex.upsert(getattr(fresh, name), rec_ids, vectors, metas)
         self._close_index()
+        scrub_unused_capacity(folder, self._scrubbed)
         shutil.rmtree(old)
         self._wrote_index()
 
@@ -411,10 +426,13 @@ class Store:
         self._wrote_index()
 
     def reindex(self) -> dict[str, int]:
-        """Rebuild the Chroma index from the ledger (all namespaces); returns ``reconcile``'s counts plus the
-        records the index then holds."""
+        """Rebuild the Chroma index from the ledger (all namespaces): the ``chroma/`` folder is dropped, whatever
+        it holds (also an unreadable one), and built again. Returns ``reconcile``'s counts plus the records the
+        index then holds."""
         with self.session():
-            self.index.reset()
+            self._close_index()
+            for folder in (self.path / "chroma", self.path / COMPACTING):
+                shutil.rmtree(folder, ignore_errors=True)
             self._wrote_index()
             with self.ledger.tx() as cur:
                 cur.execute("UPDATE memories SET indexed=0")

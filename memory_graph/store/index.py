@@ -9,7 +9,8 @@ Chroma's telemetry is off.
 
 from __future__ import annotations
 
-import contextlib
+import logging
+import struct
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,62 @@ from typing import Any
 import numpy as np
 
 FAR_FUTURE = 253402300800  # 10000-01-01T00:00:00Z, after every storable time: stands for "still valid"
+log = logging.getLogger(__name__)
+_HNSW_HEADER = struct.Struct("<iQQQQ")
+"""Start of ``header.bin`` of Chroma's HNSW segment (hnswlib's saveIndex fields, with a leading format
+version): version, offsetLevel0, max_elements, cur_element_count, size_data_per_element."""
+
+
+def scrub_unused_capacity(folder: Path, seen: dict[str, tuple[int, int]] | None = None) -> int:
+    """Zero the unused capacity of every HNSW segment file under ``folder``; returns the bytes zeroed.
+
+    hnswlib allocates ``data_level0`` for ``max_elements`` with ``malloc`` and Chroma writes all of it to
+    ``data_level0.bin`` (when a segment is created and again when a client loads it), so the slots past
+    ``cur_element_count`` hold whatever the process's freed memory held: measured, the erased vectors after a
+    hard delete (2 of 8 compactions of a 300-record store) and the text of a message the process had handled.
+    Only the live slots are ever read back, so zeroing the rest changes nothing Chroma sees. ``seen`` maps a
+    file to its ``(mtime_ns, size)`` after the last scrub: a file Chroma has not rewritten since is skipped
+    (so the cost is paid only when Chroma wrote the file, in proportion to what it wrote). A header that does
+    not parse as expected (another Chroma format) is skipped and logged, never guessed at. Call it with no
+    Chroma write in progress on ``folder`` (inside the store's session).
+    """
+    zeroed = 0
+    seen = {} if seen is None else seen
+    for header in folder.rglob("header.bin"):
+        data = header.parent / "data_level0.bin"
+        try:
+            stat = data.stat()
+            if seen.get(str(data)) == (stat.st_mtime_ns, stat.st_size):
+                continue
+            raw = header.read_bytes()[: _HNSW_HEADER.size]
+            version, _offset, capacity, count, size = _HNSW_HEADER.unpack(raw)
+        except (OSError, struct.error):
+            continue
+        if version != 1 or not 0 <= count <= capacity or size <= 0 or stat.st_size != capacity * size:
+            log.warning("HNSW segment %s: unexpected header; its unused capacity was not zeroed", header.parent)
+            continue
+        start = count * size
+        if start < stat.st_size:
+            with data.open("r+b") as f:
+                f.seek(start)
+                for offset in range(start, stat.st_size, 1 << 20):
+                    f.write(bytes(min(1 << 20, stat.st_size - offset)))
+            zeroed += stat.st_size - start
+        after = data.stat()
+        seen[str(data)] = (after.st_mtime_ns, after.st_size)
+    return zeroed
+
+
+def _drop_cached_system(path: Path) -> None:
+    """Forget Chroma's process-wide client system of ``path`` after a failed open. Chroma caches the system
+    before starting it, so one that failed to start (an unreadable ``chroma.sqlite3``) would be handed to every
+    later client of the path, even after the folder is rebuilt. Uses Chroma's ``SharedSystemClient`` table; a
+    Chroma version without it has nothing to forget."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    systems = getattr(SharedSystemClient, "_identifier_to_system", None)
+    if isinstance(systems, dict):
+        systems.pop(str(path), None)
 
 
 class VectorIndex:
@@ -26,9 +83,13 @@ class VectorIndex:
         import chromadb
         from chromadb.config import Settings
 
-        self.client = client or chromadb.PersistentClient(
-            path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=True)
-        )
+        try:
+            self.client = client or chromadb.PersistentClient(
+                path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=True)
+            )
+        except Exception:
+            _drop_cached_system(path)
+            raise
         self.memories = self._collection("memories")
         self.observations = self._collection("observations")
 
@@ -42,14 +103,6 @@ class VectorIndex:
         close = getattr(self.client, "close", None)
         if callable(close):
             close()
-
-    def reset(self) -> None:
-        """Drop both collections and create them empty (used by ``reindex``)."""
-        for name in ("memories", "observations"):
-            with contextlib.suppress(Exception):  # an absent collection is fine
-                self.client.delete_collection(name)
-        self.memories = self._collection("memories")
-        self.observations = self._collection("observations")
 
     @staticmethod
     def upsert(collection: Any, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
