@@ -79,6 +79,16 @@ def presented_current(item: RecalledItem, as_of: str | None = None) -> bool:
     return not (item.valid_to and epoch(item.valid_to) <= limit)
 
 
+def marked_doubtful(item: RecalledItem, as_of: str | None = None) -> bool:
+    """Whether the context casts any doubt on ``item`` holding (now, or at ``as_of``): not presented current,
+    or marked ``contested``, or given an end date (``valid_to``) at or before the question's time. The VDR
+    judge counts a still-valid decision marked this way as hidden (issue 11: honest uncertainty must not buy
+    ODR with hidden decisions)."""
+    if not presented_current(item, as_of) or item.status == "contested":
+        return True
+    return bool(item.valid_to) and (as_of is None or epoch(item.valid_to) <= epoch(as_of))
+
+
 def _mentions(text: str, value: str) -> bool:
     return re.search(r"(?<![\w-])" + re.escape(value.lower()) + r"(?![\w-])", text.lower()) is not None
 
@@ -126,6 +136,7 @@ def judge_decision(
     as_of: str | None = None,
     shows_dates: bool = False,
     known_refs: Iterable[str] = (),
+    strict: bool = False,
 ) -> DecisionVerdict:
     """Judge a recalled context against one decision chain (ODR, VDR and as_of questions).
 
@@ -136,6 +147,8 @@ def judge_decision(
         shows_dates: the context shows each item's date (enables the date-reading interpretation).
         known_refs: every ref of the scenario (an item citing one that is not in ``chain`` is about something
             else, whatever its text says).
+        strict: the held version counts as found only when shown with no doubt at all (``marked_doubtful``);
+            the VDR questions use it.
     Raises:
         ValueError: ``as_of`` precedes the chain's first version (nothing held: not a valid question).
     """
@@ -149,7 +162,7 @@ def judge_decision(
         if idx is not None and presented_current(it, as_of):
             shown.append((idx, it))
     stale = any(i < held for i, _ in shown)
-    current_found = any(i == held for i, _ in shown)
+    current_found = any(i == held and not (strict and marked_doubtful(it, as_of)) for i, it in shown)
     future_leak = any(i > held for i, _ in shown)
     if shows_dates and shown:
 

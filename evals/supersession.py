@@ -34,7 +34,7 @@ from evals.judges import (
     Version,
     judge_decision,
     link_scores,
-    presented_current,
+    marked_doubtful,
     version_of,
 )
 from evals.systems import System, fresh_ingest
@@ -452,9 +452,9 @@ def _rate(flags: Sequence[bool]) -> float | None:
 
 
 def marked_replaced(items: Sequence[Any], chain: Chain, known: set[str], as_of: str | None) -> bool:
-    """The held version is in the context but marked as not current (hidden by a wrong link)."""
+    """The held version is in the context but marked as not current or doubtful (hidden by a wrong link)."""
     held = chain.held_at(as_of)
-    return any(version_of(it, chain, known) == held and not presented_current(it, as_of) for it in items)
+    return any(version_of(it, chain, known) == held and marked_doubtful(it, as_of) for it in items)
 
 
 def run(
@@ -493,7 +493,7 @@ def run(
                 for q in sc.questions:
                     res = system.recall(q.text, budget, as_of=q.as_of)
                     v: DecisionVerdict = judge_decision(res.items, q.chain, as_of=q.as_of, shows_dates=res.shows_dates,
-                                                        known_refs=known)
+                                                        known_refs=known, strict=q.kind == "vdr")
                     rows.append({
                         "scenario": sc.id, "kind": q.kind, "update_kind": q.update_kind,
                         "different_speaker": q.different_speaker, "versions": len(q.chain.versions),

@@ -1,9 +1,12 @@
 """Unseen-conversation suite: what is true now, on conversations nobody tuned for (issue 11).
 
-Data: ``evals/unseen/*.json``, each one conversation (30-60 turns, one domain) with its questions and correct
-answers, written by a helper that had not read the code, before anything was run on it (``written_by``). The
-files are frozen: a rule is never written against them. New conversations are added as new files (a new *set*);
-results are reported per set (``config.sets``) so old and new material stay apart.
+Data: ``evals/unseen/*.json`` (set 1) and ``evals/unseen/set2/*.json`` (set 2), each one conversation (30-60
+turns, one domain) with its questions and correct answers, written by a helper that had not read the code,
+before anything was run on it (``written_by``). The files are frozen: a rule is never written against them. New
+conversations are added as a new *set* (a new folder); results are reported per set (``by_set``) so old and new
+material stay apart. Set 1 (2026-12-01, morning) has since been read to diagnose failures (so it is now
+development material); set 2 (2026-12-01, afternoon) was written before the timeline order and every later
+change, and is the held-out figure.
 
 Each question is asked once per system through ``recall`` (``as_of`` for as-of questions) at the suite's
 budget. The judge reads the recalled items in the order the system presents them; a string *matches* a line
@@ -94,6 +97,14 @@ def load_folder(folder: Path = DATA) -> list[Conversation]:
     return [load_conversation(p) for p in paths]
 
 
+def load_sets(folder: Path = DATA) -> dict[str, list[Conversation]]:
+    """``{"set-1": the *.json of folder, "set-2": those of folder/set2, ...}`` (each ``setN`` subfolder)."""
+    sets = {"set-1": load_folder(folder)}
+    for sub in sorted(p for p in folder.glob("set*") if p.is_dir()):
+        sets[f"set-{sub.name[3:]}"] = load_folder(sub)
+    return sets
+
+
 def _matches(text: str, strings: Sequence[str]) -> bool:
     low = text.lower()
     return any(s.lower() in low for s in strings if s)
@@ -128,7 +139,9 @@ def run(
 ) -> dict[str, Any]:
     """Ingest each conversation into each system, ask its questions, judge; return the results dict.
     ``quick`` changes nothing (the suite is small: six conversations, about 100 questions)."""
-    convs = load_folder(Path(data))
+    sets = load_sets(Path(data))
+    convs = [c for group in sets.values() for c in group]
+    set_of = {c.name: label for label, group in sets.items() for c in group}
     results: dict[str, Any] = {}
     for name in systems:
         system = make(name)
@@ -140,7 +153,7 @@ def run(
                 for q in bar:
                     res = system.recall(q.question, budget, as_of=q.as_of)
                     verdict = judge(res.items, q)
-                    rows.append({"conversation": conv.name, "id": q.id, "type": q.type, **verdict,
+                    rows.append({"conversation": conv.name, "set": set_of[conv.name], "id": q.id, "type": q.type, **verdict,
                                  "has_replaced": bool(q.replaced), "items": len(res.items),
                                  "context_tokens": res.context_tokens,
                                  "shown_lines": [f"[{it.status}] {it.text}"[:200] for it in res.items[:6]]})
@@ -151,7 +164,7 @@ def run(
         "suite": "unseen",
         "protocol": "Unseen conversations written with their answers before any run (issue 11)",
         "config": {"data": str(data), "budget": budget, "conversations": [c.name for c in convs],
-                   "sets": {"set-1 (2026-12-01)": [c.name for c in convs]},
+                   "sets": {label: [c.name for c in group] for label, group in sets.items()},
                    "turns": sum(len(c.turns) for c in convs), "questions": sum(len(c.questions) for c in convs)},
         "systems": results,
     }
@@ -175,6 +188,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 "hypothetical_as_fact": sum(1 for r in sel if r["type"] == "hypothetical" and r["replaced_as_current"])}
 
     out = block(rows)
+    out["by_set"] = {s: block([r for r in rows if r.get("set", "set-1") == s])
+                     for s in dict.fromkeys(r.get("set", "set-1") for r in rows)}
     out["by_conversation"] = {c: block([r for r in rows if r["conversation"] == c])
                               for c in dict.fromkeys(r["conversation"] for r in rows)}
     out["context_tokens_per_question"] = statistics.fmean(r["context_tokens"] for r in rows) if rows else 0.0
@@ -190,15 +205,17 @@ def table(results: dict[str, Any]) -> str:
         return {k: m[k] for k in ("current_first", "as_of_first", "replaced_as_current", "shown", "forgotten_back",
                                   "hypothetical_as_fact")}
 
-    rows = [{"system": name, **fmt(m), "tokens": m["context_tokens_per_question"]} for name, m in results["systems"].items()]
-    cols = [("system", "system"), ("current_first", "current value first"), ("as_of_first", "as-of value first"),
+    rows = [{"system": name, "set": label, **fmt(b), "tokens": m["context_tokens_per_question"] if label == "all" else None}
+            for name, m in results["systems"].items()
+            for label, b in [("all", m), *m.get("by_set", {}).items()]]
+    cols = [("system", "system"), ("set", "set"), ("current_first", "current value first"), ("as_of_first", "as-of value first"),
             ("replaced_as_current", "replaced shown as current"), ("shown", "answer shown at all"),
             ("forgotten_back", "forgotten shown"), ("hypothetical_as_fact", "hypothetical as fact"),
             ("tokens", "context tokens/q")]
     text = markdown_table(rows, cols)
     per = [{"system": name, "conversation": conv, **fmt(b)}
            for name, m in results["systems"].items() for conv, b in m["by_conversation"].items()]
-    return text + "\n\nBy conversation:\n\n" + markdown_table(per, [("system", "system"), ("conversation", "conversation")] + cols[1:-1])
+    return text + "\n\nBy conversation:\n\n" + markdown_table(per, [("system", "system"), ("conversation", "conversation")] + cols[2:-1])
 
 
 def plots(results: dict[str, Any], out: Path) -> list[str]:

@@ -94,6 +94,15 @@ def test_valid_decision_marked_superseded_is_hidden() -> None:
     assert v.hidden and not v.stale
 
 
+def test_vdr_counts_a_valid_decision_marked_doubtful_in_any_way_as_hidden() -> None:
+    """Issue 11: honest uncertainty must not buy ODR with hidden decisions. The strict (VDR) judge finds the
+    held version only when it is shown with no doubt: contested, or ended by a date, is hidden."""
+    for doubtful in (item("m3", V3.text, T3, status="contested"), item("m3", V3.text, T3, valid_to="2024-04-01T00:00:00Z")):
+        assert judge_decision([doubtful], CHAIN, known_refs=KNOWN, strict=True).hidden
+        assert not judge_decision([doubtful], CHAIN, known_refs=KNOWN).hidden  # the lenient (ODR) judge finds it
+    assert not judge_decision([V3], CHAIN, known_refs=KNOWN, strict=True).hidden  # unmarked: found
+
+
 def test_text_fallback_for_items_without_refs() -> None:
     change = item(None, "We replaced MySQL with Aurora for the billing database.")
     assert judge_decision([change], CHAIN, known_refs=KNOWN).current_found  # names Aurora: the newest named
