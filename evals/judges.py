@@ -86,7 +86,9 @@ def marked_doubtful(item: RecalledItem, as_of: str | None = None) -> bool:
     ODR with hidden decisions)."""
     if not presented_current(item, as_of) or item.status == "contested":
         return True
-    return bool(item.valid_to) and (as_of is None or epoch(item.valid_to) <= epoch(as_of))
+    if not item.valid_to:
+        return False
+    return as_of is None or epoch(item.valid_to) <= epoch(as_of)
 
 
 def _mentions(text: str, value: str) -> bool:
