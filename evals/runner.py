@@ -147,7 +147,7 @@ def run_suite(
 
     Args:
         name: ``supersession`` | ``locomo`` | ``outcome`` | ``unseen``.
-        quick: small counts (all three suites in a few minutes on 2 cores).
+        quick: small counts (all four suites in a few minutes on 2 cores).
         seeds: a seed spec (see :func:`evals.common.parse_seeds`) or a list; default per suite (test seeds).
         out: results root; default ``evals/results`` (``evals/results/_scratch`` when ``quick``).
         data: LoCoMo folder (locomo only); default :func:`default_data`.
@@ -237,9 +237,9 @@ eval_app = typer.Typer(help="Benchmarks of memory quality against plain similari
 @eval_app.command("eval")
 def eval_command(
     suite: str = typer.Argument(..., help="supersession | locomo | outcome | unseen | all"),
-    quick: bool = typer.Option(False, "--quick", help="Small counts: all three suites in a few minutes."),
+    quick: bool = typer.Option(False, "--quick", help="Small counts: all four suites in a few minutes."),
     seeds: str | None = typer.Option(None, "--seeds", help="e.g. test:10, dev, 1000-1009, 5,6,7"),
-    out: Path | None = typer.Option(None, "--out", help="Results root (default evals/results)."),
+    out: Path | None = typer.Option(None, "--out", help="Results root (default evals/results; with --quick evals/results/_scratch)."),
     data: Path | None = typer.Option(None, "--data", help="LoCoMo folder (default ../shared/data/locomo)."),
     systems: str | None = typer.Option(None, "--systems", help=f"Comma-separated, from {','.join(ALL_SYSTEMS)}."),
     budget: int | None = typer.Option(None, "--budget", help="Token budget (default per suite)."),

@@ -37,7 +37,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from wordfreq import zipf_frequency
 
 from memory_graph.config import Context
-from memory_graph.extract.rules import WE, speaker_subject
+from memory_graph.extract.rules import FORGET, WE, speaker_subject
 from memory_graph.records import MemoryRecord
 from memory_graph.store import Ledger, Store, now_iso, short_id
 from memory_graph.tokens import count_tokens
@@ -132,6 +132,23 @@ def _decision_like(subject: str, source: str, text: str) -> bool:
 
 
 COMMON_WORD_ZIPF = 3.8
+
+
+_HEAD_END = re.compile(r"\s(?:is|are|was|were)\s|:", re.IGNORECASE)
+_NUMBERED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b")
+
+
+def numbered_keys(text: str) -> set[str]:
+    """The numbered things a statement is about, read from its head (the words before its first ``is``/``are``/
+    ``was``/``were`` or colon; a statement with neither has no head): a common noun and a number ("box 17", "Note 3", "room 4"), lower-cased. Two
+    statements whose heads name different numbered things are about different things, however alike their
+    frames ("the locker code for box 17 is K34623" does not replace box 18's: the fresh-install helper's 1,100
+    locker notes were 1,054 wrongly superseded). A capitalised name with a number ("PostgreSQL 16") is a value,
+    not a key: only common English words (Zipf >= COMMON_WORD_ZIPF) count as nouns. Pure."""
+    parts = _HEAD_END.split(text, maxsplit=1)
+    if len(parts) < 2:  # no copula: "We moved the standup to room 4" names its value, not its key
+        return set()
+    return {f"{w.lower()} {n}" for w, n in _NUMBERED.findall(parts[0]) if zipf_frequency(w.lower(), "en") >= COMMON_WORD_ZIPF}
 
 
 def _values(text: str) -> set[str]:
@@ -236,8 +253,10 @@ def _frame_matches(store: Store, ns: str, record: MemoryRecord, pending: Sequenc
     frame = topic_frame(record.text)
     if not new_values or not frame or not _decision_like(record.subject, record.source, record.text):
         return []
+    keys = numbered_keys(record.text)
     cands = [r for r in live_neighbours(store, ns, record, pending)
-             if _decision_like(r["subject"], r["source"], r["text"]) and _values(r["text"]) not in (set(), new_values)]
+             if _decision_like(r["subject"], r["source"], r["text"]) and _values(r["text"]) not in (set(), new_values)
+             and not (keys and (other := numbered_keys(r["text"])) and not keys & other)]
     if not cands:
         return []
     lead = set(re.findall(r"[a-z0-9]+", record.text.lower())[:1])  # "Sofia now supports X": Sofia is who, not what
@@ -340,6 +359,16 @@ def _forget_targets(store: Store, namespace: str, record: MemoryRecord, pending:
     for row, sim in nearest_live(store, namespace, vector, FORGET_NEIGHBOURS, pending=pending):
         if sim >= FORGET_SIMILARITY and row["id"] not in targets and row["subject"] in subjects:
             targets[row["id"]] = row
+    if record.subject == speaker_subject(record.source) and record.value.strip():
+        # the speaker's own notes keep their words: "forget my ex" covers "My ex lives in Paris." by the phrase
+        phrase = re.compile(rf"\bmy {re.escape(record.value.strip())}\b", re.IGNORECASE)
+        for row in store.ledger.query(
+            f"SELECT * FROM memories WHERE namespace=? AND status IN (?,?) AND subject IN ({','.join('?' * len(subjects))}) "
+            "AND text LIKE ? ORDER BY valid_from, rowid",
+            (namespace, *LIVE, *subjects, f"%my {record.value.strip()}%"),
+        ):
+            if phrase.search(row["text"]) and not FORGET.search(row["text"]):  # not an earlier forget request
+                targets.setdefault(row["id"], row)
     return list(targets.values())
 
 

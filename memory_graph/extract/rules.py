@@ -328,23 +328,6 @@ def _scope(sentence: str) -> tuple[str, str]:
     return scope, re.sub(r"\s{2,}", " ", rest)
 
 
-def _third_person_text(sentence: str, subject: str, first_person: bool) -> str:
-    if not first_person:
-        return sentence
-    name = "The user" if subject == "user" else subject
-    out = re.sub(r"\bI'm\b|\bI am\b", f"{name} is", sentence)
-    out = re.sub(r"\bI've\b", f"{name} has", out)
-    out = re.sub(r"\bI'd\b", f"{name} would", out)
-    out = re.sub(r"\bI'll\b", f"{name} will", out)
-    out = re.sub(r"^I\b|(?<=[\s,;:(])I\b", name, out)
-    poss = "the user's" if subject == "user" else f"{subject}'s"
-    out = re.sub(r"^My\b", poss[0].upper() + poss[1:], out)
-    out = re.sub(r"\bmy\b", poss, out)
-    out = re.sub(r"\bmine\b", poss, out)
-    out = re.sub(r"\b(?:me|myself)\b", "the user" if subject == "user" else subject, out)
-    return out
-
-
 TEMPLATES = {
     "location": "{S} lives in {V}",
     "employer": "{S} works at {V}",
@@ -499,7 +482,9 @@ def _extract_sentence(
     resolved = _resolve_subject(unscoped, speaker_subj, third_parties[-1] if third_parties else None)
     if resolved is not None and resolved.subject not in (speaker_subj, WE) and not resolved.pronoun:
         third_parties.append(resolved)
-    statement = _third_person_text(body, resolved.subject if resolved else speaker_subj, bool(resolved and resolved.first_person))
+    # the speaker's own words (issue 11: a regex rewrite to the third person garbled them, "The user give up on
+    # low-carb"); every rendered line names its source, so "I" stays unambiguous
+    statement = body
     if resolved is not None and resolved.pronoun and resolved.subject not in ("He", "She"):  # "she works ..." -> "Ana works ..."
         owner = resolved.subject + ("'s" if resolved.pronoun in ("his", "her") else "")
         statement = re.sub(r"^(?:he|she|his|her)\b", owner, statement, count=1, flags=re.I)

@@ -49,18 +49,19 @@ def scrub_unused_capacity(folder: Path, seen: dict[str, tuple[int, int]] | None 
             version, _offset, capacity, count, size = _HNSW_HEADER.unpack(raw)
         except (OSError, struct.error):
             continue
-        if version != 1 or not 0 <= count <= capacity or size <= 0 or stat.st_size != capacity * size:
+        seen[str(data)] = (stat.st_mtime_ns, stat.st_size)  # judged once per write, warned about at most once
+        if version != 1 or not 0 <= count <= capacity or size <= 0 or not count * size <= stat.st_size <= capacity * size:
             log.warning("HNSW segment %s: unexpected header; its unused capacity was not zeroed", header.parent)
             continue
-        start = count * size
+        start = count * size  # the file holds the live slots, then (when Chroma wrote its capacity) the rest
         if start < stat.st_size:
             with data.open("r+b") as f:
                 f.seek(start)
                 for offset in range(start, stat.st_size, 1 << 20):
                     f.write(bytes(min(1 << 20, stat.st_size - offset)))
             zeroed += stat.st_size - start
-        after = data.stat()
-        seen[str(data)] = (after.st_mtime_ns, after.st_size)
+            after = data.stat()
+            seen[str(data)] = (after.st_mtime_ns, after.st_size)
     return zeroed
 
 
