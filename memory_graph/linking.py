@@ -289,6 +289,14 @@ def _content_stems(text: str) -> set[str]:
     return set(_stemmer().stemWords(words))
 
 
+def _names(text: str) -> set[str]:
+    """The capitalised or numbered tokens of ``text`` wherever they stand ("Rex", "Civic", "3B"), lower-cased,
+    without "I" and stop words. Matching names on both sides, both capitalised, is what makes "Rex died" name
+    the pet "dog named Rex" (a sentence-initial common word is rarely capitalised in a stored value)."""
+    tokens = re.findall(r"(?<![\w'-])(?:[A-Z][\w.+#-]*|[\w-]*\d[\w.-]*)", text)
+    return {t.rstrip(".").lower() for t in tokens if t != "I" and t.rstrip(".").lower() not in ENGLISH_STOP_WORDS}
+
+
 def _same_value(retracted: str, value: str) -> bool:
     """Whether a retraction's value names ``value``: shared content stems, or equal values when it has none."""
     stems = _content_stems(retracted)
@@ -301,9 +309,11 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
     crosses scopes, ``may_link``). A "forget my X" request that names no scope looks in every scope.
 
     A memory is a target when it is not an event and either (a) the record names a structured attribute
-    (not a free-text frame) and the memory has that attribute with an overlapping value, or (b) the memory
-    is semantically close to what is retracted (cosine >= RETRACT_SIMILARITY between the retracted clause and
-    the memory text) and shares a content word stem with it.
+    (not a free-text frame) and the memory has that attribute with an overlapping value, or (b) the record
+    names a value (a name or product: ``_values``) that the memory's value names too ("I sold the Civic" ends
+    "The user's car is a Honda Civic"; "Kiki passed away" ends the pet Kiki, not the other pets), or (c) the
+    memory is semantically close to what is retracted (cosine >= RETRACT_SIMILARITY between the retracted
+    clause and the memory text) and shares a content word stem with it.
     """
     subjects = compatible_subjects(record)
     scoped = " AND scope=?" if record.scope or not record.forget else ""
@@ -316,10 +326,13 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
         return []
     structured = bool(record.attribute) and record.attribute != record.frame
     stems = _content_stems(record.value)
+    named = _names(record.value)  # "I sold the Civic", "Rex died": the named thing ends, whatever the wording
     out = []
     loose = []
     for row in rows:
-        if structured and row["attribute"] == record.attribute and _same_value(record.value, row["value"]):
+        if (structured and row["attribute"] == record.attribute and _same_value(record.value, row["value"])) or (
+            named and named & _names(row["value"])
+        ):
             out.append(row)
         elif stems & _content_stems(f"{row['value']} {row['text']}"):
             loose.append(row)

@@ -69,6 +69,24 @@ NEGATION = re.compile(
 )
 """Retraction wording at the start of a clause: "no longer", "stopped", "quit", "gave up", "don't ... anymore".
 Plain negation ("I'm not gonna give up", "I don't like X") is a statement, not a retraction."""
+ENDED = re.compile(
+    r"\b(?:sold|gave away|given away|got rid of|cancel+ed|retired|died|passed away|was put down|put to sleep|"
+    r"shut down|broke up with|moved out of|is gone|are gone)\b",
+    re.IGNORECASE,
+)
+"""An ending event: something the speaker had or did is over ("I sold the Civic", "Rex died", "Kiki passed away",
+"we retired Jenkins"). Such a sentence retracts, for the speaker's party, what it names (linking matches the
+named value: ``linking._retraction_targets``); nothing replaces it."""
+ROLE_HOLDER = re.compile(
+    r"^(?:so\s+|and\s+|now\s+)?(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)\s+(?:is|'s|will be|has become|became)\s+"
+    r"(?:now\s+|currently\s+|officially\s+)?(?:the|our)\s+(?:new\s+)?(?P<role>[a-z][\w/-]*(?:\s+[a-z][\w/-]*){0,3})"
+    r"(?:\s+now)?[.!]*$",
+)
+"""A role held by one person at a time: "Priya is now the on-call owner", "Ana is our treasurer". The definite
+article makes it the group's slot ("the treasurer": one at a time), not the person's trait ("Ana is a
+nurse"), so the new holder replaces the old one."""
+CALL_ME = re.compile(r"^(?:please\s+|just\s+|you can\s+)?call me\s+(?P<name>[A-Z][\w'-]+)[.!]*$", re.IGNORECASE)
+"""The name the speaker goes by ("Call me Marcus"): the speaker's ``name``, replacing an earlier one."""
 MULTI_CUE = re.compile(r"\b(also|too|as well|another|both|and also)\b", re.IGNORECASE)
 SCOPE_RE = re.compile(
     r"\b(?:in|on|for|at)\s+(?:the\s+|our\s+)?(?P<scope>staging|production|prod|development|dev|qa|test|testing|"
@@ -471,6 +489,18 @@ def _extract_sentence(
                     value=what, forget=True, polarity=-1, confidence=0.9)
         ]
     body = strip_preamble(text)
+    if ENDED.search(body) and not NEGATION.search(body):  # "I sold the Civic": a retraction of what it names
+        return [_record(text, obs, base, text=body, kind="note", subject=speaker_subj, attribute=mask_frame(body, ""),
+                        value=body.rstrip(".!"), polarity=-1, frame=mask_frame(body, ""), confidence=0.7)]
+    called = CALL_ME.match(body)
+    if called:
+        return [_record(text, obs, base, text=body, kind="state", subject=speaker_subj, attribute="name",
+                        value=called.group("name"), frame=mask_frame(body, called.group("name")), confidence=0.8)]
+    holder = ROLE_HOLDER.match(body)
+    if holder and holder.group("name").lower() not in ("i", "we", "he", "she", "it", "they", "this", "that", "there"):
+        role = holder.group("role").strip()
+        return [_record(text, obs, base, text=body, kind="state", subject=WE, attribute=role,
+                        value=holder.group("name"), frame=mask_frame(body, holder.group("name")), confidence=0.8)]
     scope, unscoped = _scope(body)
     lead_scope = re.match(rf"^(?P<scope>{SCOPE_WORDS})\s+(?:is|are|runs|run)\s+(?:still\s+|now\s+)?(?:on|running|using)\s+(?P<rest>.+)$", body, re.I)
     if lead_scope:
