@@ -36,7 +36,7 @@ from langgraph.runtime import Runtime
 
 from agent.prompts import TIMED_OUT, model_messages, planner_prompt, responder_prompt
 from agent.responder import offline_message
-from agent.state import AgentState
+from agent.state import AgentInput, AgentState
 from agent.tools import TOOLS
 from memory_graph.chat_model import make_chat_model
 from memory_graph.config import Context, as_context
@@ -165,7 +165,7 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
         """Append the answer; every message of the thread so far is now the owner's (``owned``)."""
         return {"messages": [answer(state, as_context(runtime.context))], "owned": len(state.messages) + 1}
 
-    builder = StateGraph(AgentState, context_schema=Context)
+    builder = StateGraph(AgentState, input_schema=AgentInput, context_schema=Context)
     builder.add_node("planner", planner)
     builder.add_node("memory", memory)
     builder.add_node("tools", ToolNode(TOOLS))

@@ -22,16 +22,28 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
 
+from memory_graph.messages import add_checked_messages
 from memory_graph.threads import ThreadOwnership
+
+
+@dataclass(kw_only=True)
+class AgentInput:
+    """What a caller may send (the ``input_schema``): thread ownership and internal keys are not inputs."""
+
+    messages: Annotated[list[AnyMessage], add_checked_messages] = field(default_factory=list)
+    last_recall_id: str | None = None  # a stateless caller passes the previous answer's recall (credit)
+    as_of: str | None = None
+    include_history: bool = False
+    task: str | None = None
+    deadline: float | None = None
 
 
 @dataclass(kw_only=True)
 class AgentState(ThreadOwnership):
     """The agent's state (see the module docstring for each key)."""
 
-    messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
+    messages: Annotated[list[AnyMessage], add_checked_messages] = field(default_factory=list)
     memory_query: str = ""
     memory_context: str = ""
     recall: dict[str, Any] | None = None

@@ -10,6 +10,8 @@ Every documented failure is a ``memory_graph.errors.MemoryGraphError``: ``Invali
 
 from __future__ import annotations
 
+import json
+import logging
 import numbers
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -18,13 +20,15 @@ from typing import Any
 
 from memory_graph.config import Context
 from memory_graph.credit import replay_candidates
-from memory_graph.errors import ClosedError, InvalidInputError, NotFoundError
+from memory_graph.errors import ClosedError, InvalidInputError, NotFoundError, StoreError
 from memory_graph.graph import build_memory_graph
 from memory_graph.nodes import check_unicode
 from memory_graph.records import Recall
 from memory_graph.store import Store, now_iso
 from memory_graph.store import erase as erase_mod
 from memory_graph.threads import scrub_threads
+
+log = logging.getLogger(__name__)
 
 _GRAPH = None
 
@@ -107,7 +111,11 @@ class Memory:
         self.store = Store.open(self.context.store_path, self.context.embedding_model, create=create)
         self._closed = False
         try:
+            if self.store.ledger.query("SELECT 1 FROM erase_jobs LIMIT 1"):
+                self._finish_erasures()  # a hard delete a killed process left half done
             self.resume()
+        except StoreError as exc:  # an unreadable index: the store still opens (inspect, history, reindex work)
+            log.warning("unfinished observations were not linked on open: %s", exc)
         except BaseException:
             self.close()
             raise
@@ -396,10 +404,25 @@ class Memory:
             with led.tx() as cur:
                 erase_mod.apply(cur, ns, mids, obs_ids, needles)
                 led.add_event(cur, ns, None, "hard_forget", memories=len(mids), observations=len(obs_ids))
+                cur.execute("INSERT INTO erase_jobs(namespace, needles, refs, created_at) VALUES (?,?,?,?)",
+                            (ns, json.dumps(needles), json.dumps(sorted(refs)), now_iso()))
             self.store.reconcile()  # drops the queued index records and purges their vectors from Chroma's files
-            led.vacuum()
-            threads = scrub_threads(self.store.path, ns, needles, refs)
+            threads = self._finish_erasures()
         return {"forgotten": mids, "observations": obs_ids, "hard": True, "threads": threads}
+
+    def _finish_erasures(self) -> int:
+        """Finish every hard delete whose ledger part committed (``erase_jobs``, any namespace: a process may have
+        been killed in between): scrub the chat threads of its namespace, drop the job, VACUUM the ledger.
+        Returns the number of threads rewritten."""
+        led = self.store.ledger
+        threads = 0
+        with self.store.session():
+            for job in led.query("SELECT * FROM erase_jobs ORDER BY id"):
+                threads += scrub_threads(self.store.path, job["namespace"], json.loads(job["needles"]), set(json.loads(job["refs"])))
+                with led.tx() as cur:
+                    cur.execute("DELETE FROM erase_jobs WHERE id=?", (job["id"],))
+            led.vacuum()
+        return threads
 
     def search_observations(self, query: str, k: int = 10) -> list[dict[str, Any]]:
         """Raw observations most similar to ``query`` (observations stay searchable):

@@ -167,9 +167,17 @@ def guarded(func: F) -> F:
 
 # ---- shared options -----------------------------------------------------------------------------------
 
+def _store_path(value: str) -> Path:
+    """``--store``: a non-empty folder path (an empty one silently meant the current folder)."""
+    if not str(value).strip():
+        raise typer.BadParameter("must be a folder path, not empty")
+    return Path(value)
+
+
 StoreOpt = Annotated[
     Path,
-    typer.Option("--store", envvar="MEMORY_GRAPH_STORE", help="Store folder (ledger + index).", show_default=True),
+    typer.Option("--store", envvar="MEMORY_GRAPH_STORE", help="Store folder (ledger + index).", show_default=True,
+                 parser=_store_path),
 ]
 UserOpt = Annotated[str, typer.Option("--user", envvar="MEMORY_GRAPH_USER", help="Namespace (user id).")]
 ModelOpt = Annotated[

@@ -19,6 +19,8 @@ from typing import Any
 
 import bm25s
 
+from memory_graph.records import searchable_text
+
 LEXICAL_K = 10
 LEXICAL_MAX_MEMORIES = 20_000
 
@@ -41,10 +43,10 @@ def lexical_search(store: Any, namespace: str, query: str, k: int = LEXICAL_K) -
     with _LOCK:
         cached = _CACHE.setdefault(store, {}).get(namespace)
     if cached is None or cached[0] != version:
-        rows = store.ledger.query("SELECT id, text FROM memories WHERE namespace=? ORDER BY rowid", (namespace,))
+        rows = store.ledger.query("SELECT id, text, source FROM memories WHERE namespace=? ORDER BY rowid", (namespace,))
         ids = [r["id"] for r in rows]
         retriever = bm25s.BM25()
-        retriever.index(_tokenize([r["text"] for r in rows]), show_progress=False)
+        retriever.index(_tokenize([searchable_text(r["text"], r["source"]) for r in rows]), show_progress=False)
         cached = (version, ids, retriever)
         with _LOCK:
             _CACHE[store][namespace] = cached

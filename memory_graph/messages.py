@@ -1,8 +1,23 @@
-"""Message text: the one place that turns a LangChain message's content into plain text."""
+"""Messages: the one place that turns a LangChain message's content into plain text, and the checked
+``messages`` reducer of the graphs' states."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from langgraph.graph.message import add_messages
+
+from memory_graph.errors import InvalidInputError
+
+
+def add_checked_messages(left: Any, right: Any) -> Any:
+    """LangGraph's ``add_messages``, with a malformed message (``5``, ``{}``, an unknown role) reported as
+    ``InvalidInputError`` instead of LangChain's ``NotImplementedError``/``ValueError`` (a ``langgraph dev`` run
+    sends JSON straight into this reducer, before any node can check it)."""
+    try:
+        return add_messages(left, right)
+    except (NotImplementedError, ValueError, TypeError, KeyError) as exc:
+        raise InvalidInputError(f"messages: not a list of chat messages ({type(exc).__name__}: {exc})"[:500]) from None
 
 
 def message_text(msg: Any) -> str:

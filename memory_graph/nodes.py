@@ -131,8 +131,28 @@ def check_unicode(what: str, value: str) -> None:
         raise InvalidInputError(f"{what} is not valid Unicode ({exc.reason} at position {exc.start})") from None
 
 
+def check_input(state: MemoryState) -> None:
+    """Raise ``InvalidInputError`` for an input key of the wrong type (a ``langgraph dev`` run sends JSON
+    straight in): ``query``/``task``/``as_of``/``last_recall_id`` strings, ``observations`` a list of dicts,
+    ``feedback`` ``{recall_id: str, success: bool, ...}``, ``budget_tokens`` a token count."""
+    for name in ("query", "task", "as_of", "last_recall_id"):
+        value = getattr(state, name)
+        if value is not None and not isinstance(value, str):
+            raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
+        if isinstance(value, str):
+            check_unicode(name, value)
+    if not isinstance(state.observations, list) or not all(isinstance(o, dict) for o in state.observations):
+        raise InvalidInputError("observations must be a list of {text, speaker, time, ...} objects")
+    fb = state.feedback
+    if fb is not None and not (isinstance(fb, dict) and isinstance(fb.get("recall_id"), str) and isinstance(fb.get("success"), bool)):
+        raise InvalidInputError("feedback must be {recall_id: string, success: true|false, ...}")
+    if state.budget_tokens is not None:
+        retrieval.check_budget(state.budget_tokens)
+
+
 def route(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Plan this turn: which of credit, extract(+link), retrieve run."""
+    """Plan this turn: which of credit, extract(+link), retrieve run (after ``check_input``)."""
+    check_input(state)
     plan: list[str] = []
     newest_human = next((m for m in reversed(state.messages) if isinstance(m, HumanMessage)), None)
     if state.feedback or (state.last_recall_id and newest_human is not None):

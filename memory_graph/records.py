@@ -6,6 +6,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+ASSISTANT_SPEAKERS = frozenset({"assistant", "ai", "bot", "system", "tool"})
+USER_SPEAKERS = frozenset({"user", "human", "me"})
+"""Speaker names that are roles, not people (the one place that owns them)."""
+
+
+def searchable_text(text: str, source: str) -> str:
+    """What the vector index embeds and BM25 reads for a memory: its text, after the speaker's name when the
+    speaker is a named person ("Caroline: I went to the support group"). A note keeps its speaker's words ("I
+    ..."), so without the name a question that names the speaker ("When did Caroline go ...?") would not find it
+    (measured on LoCoMo: evidence recall 0.389 with the old third-person rewrite, 0.304 with the words alone).
+    The user's and the assistant's roles add nothing."""
+    name = source.strip()
+    if not name or name.lower() in USER_SPEAKERS or name.lower() in ASSISTANT_SPEAKERS:
+        return text
+    return f"{name}: {text}"
+
 Kind = Literal["state", "preference", "event", "note"]
 Status = Literal["current", "superseded", "contested", "retracted"]
 Retention = Literal["active", "low_value", "compressed", "archived"]

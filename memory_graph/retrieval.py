@@ -90,10 +90,21 @@ _CONFUSABLES = {
 """Letters that look like the Latin letters of ``m:``/``o:`` and ``memory-context`` (matching only)."""
 _BRACKET_NAME = re.compile(r"\b(LEFT|RIGHT)\b.*\b(BRACKET|PARENTHESIS|ANGLE|ARROWHEAD|CORNER|CEILING|CHEVRON)\b")
 _LATIN_NAME = re.compile(r"^LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL )?([A-Z])(?: WITH .*)?$")
+_MARK = "\x01"  # what a combining mark becomes in the skeleton (control characters are gone by then)
+
+
+def _letters(word: str) -> str:
+    """``word`` as a pattern tolerant of look-alike spellings: combining marks after any letter, a space or
+    dot between letters, ``0`` for ``o``, ``rn`` for ``m``."""
+    alike = {"m": "(?:m|rn)", "o": "[o0]"}
+    return r"[\x01\s._-]{0,2}".join(alike.get(c, c) + r"\x01*" for c in word)
+
+
 _LOOKALIKE = re.compile(
-    r"(?P<fence>(?:\[\s*)+[/\\\s]*memory(?:[^\w\[\]]|_){0,3}context(?:\s*\])*)|\[\s*[mo]\s*(?P<colon>:)", re.IGNORECASE
+    rf"(?P<fence>(?:\[[\s\x01]*)+[/\\\s\x01]*{_letters('memory')}[\W_\x01]{{0,5}}{_letters('context')}(?:[\s\x01]*\])*)"
+    r"|\[[\s\x01]*(?:[mo0]|rn)\x01*[\s\x01]*(?P<colon>:)",
+    re.IGNORECASE,
 )
-"""On the skeleton (every opening bracket ``[``, closing bracket ``]``, colon ``:``): a fence tag or a citation."""
 
 
 @functools.cache
@@ -109,7 +120,9 @@ def _skeleton_table() -> dict[int, str]:
         ch = chr(cp)
         category = unicodedata.category(ch)
         if category in ("Ps", "Pe"):
-            table[cp] = "[" if category == "Ps" else "]"
+            name = unicodedata.name(ch, "")
+            left = "LEFT" in name if ("LEFT" in name) != ("RIGHT" in name) else category == "Ps"
+            table[cp] = "[" if left else "]"
             continue
         if category in ("Cn", "Co", "Cs"):
             continue
@@ -124,6 +137,8 @@ def _skeleton_table() -> dict[int, str]:
             table[cp] = ":"
         elif category.startswith("L") and (latin := _LATIN_NAME.match(name)):
             table[cp] = latin.group(1).lower() if cp > 0x7F else ch
+        elif category in ("Mn", "Me"):
+            table[cp] = _MARK  # "[\u0301m:" and "</\u0301memory-context": a mark does not break a look-alike
     table.update({ord(c): "[" for c in _OPEN} | {ord(c): "]" for c in _CLOSE} | {ord(c): ":" for c in _COLONS})
     table.update({ord(c): latin for c, latin in _CONFUSABLES.items()})
     return table
@@ -147,16 +162,25 @@ def _neutralise(text: str) -> str:
     return "".join(out) + text[pos:] if out else text
 
 
+_ENCODED = re.compile(r"%(3c|3e|5b|5d|3a|2f)|\\(?:u00|x)(3c|3e|5b|5d|3a|2f)|\\u\{(3c|3e|5b|5d|3a|2f)\}", re.IGNORECASE)
+"""Percent, ``\\uXXXX``, ``\\xXX`` and ``\\u{XX}`` encodings of ``< > [ ] : /`` (a model decodes them)."""
+
+
+def _decode_structure(text: str) -> str:
+    return _ENCODED.sub(lambda m: chr(int(next(g for g in m.groups() if g), 16)), text)
+
+
 def _normalise(text: str) -> str:
     """Step 1 of :func:`escape`, repeated until nothing changes: drop and fold (see ``_normal_table``, NFKC),
     then decode HTML character references (``&lt;``, ``&#60;``, ``&#x3c;``), which a model reads as the
     character itself. Each decoding shortens the text, so the loop ends."""
-    if text.isascii() and "&" not in text and _ASCII_INERT.fullmatch(text):
+    if text.isascii() and not ({"&", "%", "\\"} & set(text)) and _ASCII_INERT.fullmatch(text):
         return text.strip()  # the common case: printable ASCII, nothing to drop, fold or decode
     table = _normal_table()
     while True:
         folded = unicodedata.normalize("NFKC", text.translate(table)).translate(table)  # NFKC may make spaces
         decoded = html.unescape(folded) if "&" in folded else folded
+        decoded = _decode_structure(decoded) if ("%" in decoded or "\\" in decoded) else decoded
         if decoded == text:
             return decoded
         text = decoded

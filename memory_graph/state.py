@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
 
+from memory_graph.messages import add_checked_messages
 from memory_graph.threads import ThreadOwnership
 
 
@@ -31,7 +31,7 @@ from memory_graph.threads import ThreadOwnership
 class MemoryInput:
     """Keys the subgraph reads."""
 
-    messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
+    messages: Annotated[list[AnyMessage], add_checked_messages] = field(default_factory=list)
     observations: list[dict[str, Any]] = field(default_factory=list)
     query: str = ""
     as_of: str | None = None

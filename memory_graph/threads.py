@@ -1,8 +1,11 @@
 """Chat threads (LangGraph checkpoints), each owned by one user.
 
 Any checkpointed thread of the agent or the memory graph (``langgraph dev``, LangGraph Server, an app's own
-checkpointer) records its owner: the first run sets ``owner`` to the run's ``Context.user_id``, and a later run of
-another user is refused by the ``owner_guard`` node before any other node runs. The refused run's input messages
+checkpointer) records its owner: the first run claims the thread for its ``Context.user_id`` in the store's ledger
+(``thread_owners``, keyed by the checkpointer's ``thread_id``; also kept as ``owner`` in the state), and a later run of
+another user is refused by the ``owner_guard`` node before any other node runs. The record lives outside the
+checkpoints and ``owner`` is not an input key, so neither sending ``owner`` nor forking from a checkpoint taken
+before the first run claimed the thread changes it (second breaker run). The refused run's input messages
 are removed from the thread again (so the owner's next run never reads or stores them) and the run fails with
 ``ThreadOwnerError``; nothing of the thread reaches the other user through the graph. (Reading a thread's state
 through the server's own API is the server's business: see docs/ARCHITECTURE.md, "Thread ownership".)
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from langchain_core.messages import RemoveMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START
 from langgraph.runtime import Runtime
 
@@ -50,12 +54,13 @@ def admit(owner: str | None, user_id: str) -> bool:
     return owner is None or owner == user_id
 
 
-def guard_update(state: Any, user_id: str, clear: dict[str, Any]) -> dict[str, Any]:
+def guard_update(state: Any, user_id: str, clear: dict[str, Any], recorded: str | None = None) -> dict[str, Any]:
     """The ``owner_guard`` node's update for a run of ``user_id``: the owner is admitted (a new thread is
     claimed); for another user the run's input messages (``messages[owned:]``) are removed, the keys of
-    ``clear`` reset (the run's other inputs) and ``refused`` set."""
+    ``clear`` reset (the run's other inputs) and ``refused`` set. ``recorded``: the owner the store recorded for
+    the thread (authoritative: a fork from a checkpoint before ``owner`` was set still finds it)."""
     messages = list(getattr(state, "messages", []) or [])
-    if admit(state.owner, user_id):
+    if admit(state.owner, user_id) and admit(recorded, user_id):
         return {"owner": user_id, "owned": len(messages), "refused": False}
     removed = [RemoveMessage(id=m.id) for m in messages[state.owned :] if m.id]
     return {"messages": removed, "refused": True, **clear}
@@ -71,8 +76,15 @@ def add_owner_guard(builder: Any, first: str, clear: dict[str, Any] | None = Non
     ``StateGraph`` whose state has ``ThreadOwnership`` keys and ``messages``; ``clear``: the values a refused
     run's other input keys are reset to."""
 
-    def owner_guard(state: Any, runtime: Runtime[Context]) -> dict[str, Any]:
-        return guard_update(state, as_context(runtime.context).user_id, dict(clear or {}))
+    def owner_guard(state: Any, runtime: Runtime[Context], config: RunnableConfig) -> dict[str, Any]:
+        ctx = as_context(runtime.context)
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        recorded = None
+        if thread_id is not None:  # checkpointed: the store's record decides (``Ledger.claim_thread``)
+            from memory_graph.store import Store
+
+            recorded = Store.get(ctx.store_path, ctx.embedding_model).ledger.claim_thread(str(thread_id), ctx.user_id)
+        return guard_update(state, ctx.user_id, dict(clear or {}), recorded)
 
     builder.add_node("owner_guard", owner_guard)
     builder.add_node("refuse", refuse)
@@ -140,7 +152,7 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
             changed = False
             for key, value in list(values.items()):
                 if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
-                    kept = [m for m in value if m.id not in refs and not _quotes(m.content, lowered)]
+                    kept = kept_messages(value, refs, lowered)
                     if len(kept) != len(value):
                         values[key], changed = kept, True
                 elif _quotes(value, lowered):
@@ -160,6 +172,26 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
         return rewritten
     finally:
         conn.close()
+
+
+def kept_messages(messages: list[Any], refs: set[str], needles: list[str]) -> list[Any]:
+    """``messages`` without those that quote a needle (lower-cased) in their content, tool-call arguments or
+    extra fields, or whose id is in ``refs``; a tool call and its tool result go together (a dropped AI message's
+    results, and an AI message whose results were dropped), so the thread stays a valid conversation."""
+
+    def quotes(m: Any) -> bool:
+        return m.id in refs or _quotes([m.content, getattr(m, "tool_calls", None), m.additional_kwargs], needles)
+
+    dropped = {i for i, m in enumerate(messages) if quotes(m)}
+    while True:
+        calls = {tc.get("id") for i, m in enumerate(messages) if i in dropped for tc in getattr(m, "tool_calls", None) or []}
+        results = {getattr(m, "tool_call_id", None) for i, m in enumerate(messages) if i in dropped} - {None}
+        more = {i for i, m in enumerate(messages) if i not in dropped and (
+            getattr(m, "tool_call_id", None) in calls
+            or any(tc.get("id") in results for tc in getattr(m, "tool_calls", None) or []))}
+        if not more:
+            return [m for i, m in enumerate(messages) if i not in dropped]
+        dropped |= more
 
 
 def _thread_quotes(conn: sqlite3.Connection, tid: str, needles: list[str]) -> bool:

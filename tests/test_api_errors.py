@@ -134,3 +134,17 @@ METHODS = {
 def test_fuzzed_arguments_raise_only_documented_errors(shared: Memory, method: str, a: Any, b: Any) -> None:
     with contextlib.suppress(MemoryGraphError):
         METHODS[method](shared, a, b)
+
+
+@pytest.mark.parametrize("payload", [
+    {"messages": [5]}, {"messages": [{}]}, {"query": "x", "task": 1.0}, {"query": "x", "task": "\ud800"},
+    {"feedback": {"recall_id": {"a": 1}, "success": True}}, {"feedback": {"recall_id": "r", "success": "yes"}},
+    {"query": 5}, {"observations": "x"}, {"observations": [5]}, {"query": "x", "budget_tokens": -1},
+])
+def test_the_memory_graph_invoked_directly_reports_bad_input_as_invalid_input(tmp_path: Path, payload: dict[str, Any]) -> None:
+    """Second breaker run: 24 undocumented exceptions (LangChain's NotImplementedError, pydantic's
+    ValidationError, sqlite3.ProgrammingError, AttributeError) from JSON a ``langgraph dev`` run can send."""
+    from memory_graph.graph import build_memory_graph
+
+    with pytest.raises(InvalidInputError):
+        build_memory_graph().invoke(payload, context={"store_path": str(tmp_path), "user_id": "a"})

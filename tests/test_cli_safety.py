@@ -274,3 +274,11 @@ def test_help_does_not_import_the_heavy_stack() -> None:
             "print('HEAVY', heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+
+
+def test_an_empty_store_path_is_refused_not_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Second breaker run: ``--store ""`` silently used the current folder as the store."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = invoke(["inspect", "--store", "", "--user", "u"])
+    assert code == 2 and "must be a folder path" in err
+    assert list(tmp_path.iterdir()) == []

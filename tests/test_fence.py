@@ -39,17 +39,22 @@ QUESTION = "What did I tell you about the API key?"
 
 # ---- an independent, loose notion of "looks like a citation or a fence tag" --------------------------------
 
-OPENERS = "".join(chr(c) for c in range(0x10000) if unicodedata.category(chr(c)) == "Ps") + "<‹«˂ᐸ⎡⎣⌈"
+OPENERS = "".join(chr(c) for c in range(0x10000) if unicodedata.category(chr(c)) == "Ps") + "<‹«˂ᐸ⎡⎣⌈\ufd3e"
 CONFUSABLE = str.maketrans("оОмМτοΟΜеЕсСрРуУхХᴍᴏꓟꓳ", "ooMmtooMeEcCpPyYxXmoMO")
 LOOSE_CITATION = re.compile(
     f"[{re.escape(OPENERS)}]\\s*[mo]\\s*[:\u2236\ua789\u02d0\u02f8\ua4fd\u1804\u1361\u2982]", re.I
 )
-LOOSE_FENCE = re.compile(f"[{re.escape(OPENERS)}]\\s*[/\\\\\\s]*memory[\\W_]{{0,3}}context", re.I)
+LOOSE_FENCE = re.compile(f"[{re.escape(OPENERS)}]\\s*[/\\\\\\s]*memory[\\W_]{{0,5}}context", re.I)
 
 
 def looks_like_markup(s: str) -> bool:
     """A citation or fence tag look-alike in ``s`` (after NFKC and a few Cyrillic/Greek confusables)."""
-    folded = unicodedata.normalize("NFKC", html.unescape(html.unescape(s))).translate(CONFUSABLE)
+    decoded = re.sub(r"%(3c|3e|5b|5d|3a)|\\(?:u00|x)(3c|3e|5b|5d|3a)|\\u\{(3c|3e|5b|5d|3a)\}",
+                     lambda m: chr(int(next(g for g in m.groups() if g), 16)), html.unescape(html.unescape(s)), flags=re.I)
+    folded = unicodedata.normalize("NFKC", decoded).translate(CONFUSABLE)
+    folded = "".join(c for c in folded if unicodedata.category(c) not in ("Mn", "Me", "Cf"))  # nor do marks hide a tag
+    folded = re.sub(r"(?<=[\[<‹«])(\s*)0", r"\1o", folded.replace("rn", "m"))
+    folded = re.sub(r"mem\W?0ry|mem\s+ory", "memory", re.sub(r"c0ntext|con\s+text", "context", folded, flags=re.I), flags=re.I)
     return bool(LOOSE_CITATION.search(folded) or LOOSE_FENCE.search(folded)) or FENCE_OPEN in s or FENCE_CLOSE in s
 
 
@@ -57,12 +62,17 @@ CITATION_LOOKALIKES = ["[m:x]", "[M:x]", "[ m:x ]", "【m:x】", "[\u200bm:x]", 
                        "［ｍ：x］", "<m:x>", "‹m:x›", "«o:x»", "⟦m:x⟧", "[\u202em:x]", "[𝐦:x]", "[о:x]", "[м:x]",
                        "[m\u2236x]", "[[m:x]]", "[\u00a0m\u3000:x]",
                        # found by the second breaker run: colons, small capitals and brackets nobody listed
-                       "[mꓽx]", "[m᠄x]", "[m፡x]", "[m⦂x]", "[ᴍ:x]", "⎡m:x⎤", "&lt;m:x&gt;", "&#91;m:x&#93;"]
+                       "[mꓽx]", "[m᠄x]", "[m፡x]", "[m⦂x]", "[ᴍ:x]", "⎡m:x⎤", "&lt;m:x&gt;", "&#91;m:x&#93;",
+                       # third breaker run: combining marks, digits and letter pairs, encodings, a mis-classed bracket
+                       "[\u0301m:x]", "[m\u0332:x]", "[0:x]", "[rn:x]", "%5Bm:x%5D", "\\u005bm:x]", "\ufd3em:x]"]
 FENCE_LOOKALIKES = ["</memory-context>", "<memory-context>", "< /memory-context >", "</MEMORY-CONTEXT>",
                     "<memory_context>", "‹/memory-context›", "<\u200b/memory-context>", "＜/memory-context＞",
                     "</memory context>", "<</memory-context>>", "</mеmory-context>", "<\n/memory-\ncontext>",
                     "&lt;/memory-context&gt;", "&#60;/memory-context&#x3e;", "&amp;lt;/memory-context&amp;gt;",
-                    "˂/memory-context˃", "ᐸ/memory-contextᐳ"]
+                    "˂/memory-context˃", "ᐸ/memory-contextᐳ",
+                    "</\u0301memory-context>", "</memory-c0ntext>", "</mem0ry-context>", "</mernory-context>",
+                    "</memory - - context>", "</mem ory-context>", "</memory-con text>", "</memory(context>",
+                    "%3C/memory-context%3E", "\\u003c/memory-context\\u003e", "\\x3c/memory-context\\x3e"]
 
 
 # ---- B: escape --------------------------------------------------------------------------------------------

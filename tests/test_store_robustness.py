@@ -127,3 +127,23 @@ def test_an_unreadable_vector_index_is_a_store_error_and_reindex_rebuilds_it(tmp
         counts = mem.store.reindex()
         assert counts["memories"] == 1
         assert "Berlin" in mem.recall("Where do I live?").context
+
+
+def test_a_missing_index_is_rebuilt_on_open_and_a_failed_write_does_not_block_reindex(tmp_path: Path) -> None:
+    """Second breaker run: with ``chroma/`` deleted, recall silently found nothing; after one failed write on a
+    garbage index the unlinked observation made every later open (and ``reindex``) fail."""
+    import shutil
+
+    store = tmp_path / "s"
+    with Memory(store, user_id="u") as mem:
+        mem.observe("I live in Berlin.", time="2024-01-01T00:00:00")
+    shutil.rmtree(store / "chroma")
+    with Memory(store, user_id="u") as mem:
+        assert "Berlin" in mem.recall("Where do I live?").context
+    (store / "chroma" / "chroma.sqlite3").write_bytes(b"garbage" * 500)
+    with Memory(store, user_id="u") as mem, pytest.raises(StoreError):
+        mem.observe("I moved to Porto.", time="2024-02-01T00:00:00")  # stored, not linked
+    with Memory(store, user_id="u") as mem:  # opens although resume cannot link it yet
+        mem.store.reindex()
+        mem.resume()
+        assert "Porto" in mem.recall("Where do I live?").context

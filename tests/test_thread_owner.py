@@ -67,3 +67,22 @@ def test_another_user_cannot_run_the_memory_graph_on_a_thread(tmp_path: Path) ->
     assert "zq-Nowhere" not in out["memory_context"]
     with Memory(tmp_path, user_id="alice") as mem:
         assert [o for o in mem.search_observations("Nowhere", k=5) if "Nowhere" in o["text"]] == []
+
+
+def test_owner_is_not_an_input_and_a_fork_from_before_the_claim_is_refused(tmp_path: Path) -> None:
+    """Second breaker run: bob sent ``"owner": "bob"`` with his input, or resumed from the checkpoint taken
+    before alice's first run set ``owner``; both took the thread. The owner is recorded in the store's ledger."""
+    graph = build_agent_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    alice, bob = Context(store_path=str(tmp_path), user_id="alice"), Context(store_path=str(tmp_path), user_id="bob")
+    graph.invoke({"messages": [HumanMessage(f"My door code is {PIN}.")]}, config, context=alice)
+    with pytest.raises(ThreadOwnerError):
+        graph.invoke({"messages": [HumanMessage("what is my door code?")], "owner": "bob"}, config, context=bob)
+    early = [h for h in graph.get_state_history(config) if h.next == ("owner_guard",)][-1]
+    fork = {"configurable": {"thread_id": "t", "checkpoint_id": early.config["configurable"]["checkpoint_id"]}}
+    with pytest.raises(ThreadOwnerError):
+        graph.invoke({"messages": [HumanMessage("what is my door code?")]}, fork, context=bob)
+    with Memory(tmp_path, user_id="bob") as mem:
+        assert mem.search_observations("door code", k=5) == []
+    out = graph.invoke({"messages": [HumanMessage("What is my door code?")]}, config, context=alice)
+    assert PIN in str(out["messages"][-1].content)

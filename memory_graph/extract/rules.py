@@ -21,7 +21,7 @@ from itertools import takewhile
 import pysbd
 from wordfreq import zipf_frequency
 
-from memory_graph.records import MemoryRecord, Observation
+from memory_graph.records import ASSISTANT_SPEAKERS, USER_SPEAKERS, MemoryRecord, Observation
 from memory_graph.timeutil import RELATIVE_RE, parse_time, resolve_relative, to_iso
 
 COMMON_WORD_ZIPF = 4.8
@@ -30,8 +30,6 @@ is not taken for a name."""
 WE = "we"
 """The subject of group statements ("we", "our team") and of impersonal ones ("Billing runs on X"):
 facts of the namespace's group, which any of its speakers may update."""
-ASSISTANT_SPEAKERS = {"assistant", "ai", "bot", "system", "tool"}
-USER_SPEAKERS = {"user", "human", "me"}
 
 RELATIONS = (
     "brother|sister|mother|father|mom|mum|dad|wife|husband|partner|boyfriend|girlfriend|friend|best friend|"
@@ -69,14 +67,20 @@ NEGATION = re.compile(
 )
 """Retraction wording at the start of a clause: "no longer", "stopped", "quit", "gave up", "don't ... anymore".
 Plain negation ("I'm not gonna give up", "I don't like X") is a statement, not a retraction."""
+_ENDING_VERBS = (r"(?:sold|gave away|given away|got rid of|cancel+ed|retired|died|passed away|was put down|put to sleep|"
+                 r"shut down|broke up with|moved out of)")
 ENDED = re.compile(
-    r"\b(?:sold|gave away|given away|got rid of|cancel+ed|retired|died|passed away|was put down|put to sleep|"
-    r"shut down|broke up with|moved out of|is gone|are gone)\b",
+    rf"^(?:(?:i|we)\s+(?:(?:just|finally|already|have|'ve|had)\s+)*{_ENDING_VERBS}\s+(?P<object>[^,;.!]+)"
+    rf"|(?:my|our)\s+(?P<mine>[^,;]+?)\s+(?:just\s+)?{_ENDING_VERBS}\b[^,;]*"
+    rf"|(?P<name>[A-Z][\w'-]+)\s+(?:just\s+)?{_ENDING_VERBS}\b[^,;]*)[.!]*$",
     re.IGNORECASE,
 )
-"""An ending event: something the speaker had or did is over ("I sold the Civic", "Rex died", "Kiki passed away",
-"we retired Jenkins"). Such a sentence retracts, for the speaker's party, what it names (linking matches the
-named value: ``linking._retraction_targets``); nothing replaces it."""
+"""An ending event of the speaker's own: "I sold the Civic", "we retired Jenkins", "my dog Rex died", "Kiki passed
+away" (a closed vocabulary of ending verbs, the speaker or their group as the actor, or their thing or a bare name
+as the one that ended). It retracts, for the speaker's party, what it names (the ``object``: linking matches the
+names in it, ``linking._retraction_targets``); nothing replaces it. "Caroline's dog died" is not the speaker's."""
+_THING_END = re.compile(r"\s+(?:to|for|in|on|at|with|from|because|after|before|last|yesterday|today|this|since|"
+                        r"ago|when|while)\b", re.IGNORECASE)
 ROLE_HOLDER = re.compile(
     r"^(?:so\s+|and\s+|now\s+)?(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)\s+(?:is|'s|will be|has become|became)\s+"
     r"(?:now\s+|currently\s+|officially\s+)?(?:the|our)\s+(?:new\s+)?(?P<role>[a-z][\w/-]*(?:\s+[a-z][\w/-]*){0,3})"
@@ -489,9 +493,12 @@ def _extract_sentence(
                     value=what, forget=True, polarity=-1, confidence=0.9)
         ]
     body = strip_preamble(text)
-    if ENDED.search(body) and not NEGATION.search(body):  # "I sold the Civic": a retraction of what it names
+    ended = ENDED.match(body)
+    if ended and not NEGATION.search(body):  # "I sold the Civic": a retraction of what it names
+        thing = next(g for g in (ended.group("object"), ended.group("mine"), ended.group("name")) if g)
+        thing = _THING_END.split(thing, maxsplit=1)[0]  # "my old bike to Sam": the bike, not Sam
         return [_record(text, obs, base, text=body, kind="note", subject=speaker_subj, attribute=mask_frame(body, ""),
-                        value=body.rstrip(".!"), polarity=-1, frame=mask_frame(body, ""), confidence=0.7)]
+                        value=thing.strip().rstrip(".!"), polarity=-1, frame=mask_frame(body, ""), confidence=0.7)]
     called = CALL_ME.match(body)
     if called:
         return [_record(text, obs, base, text=body, kind="state", subject=speaker_subj, attribute="name",

@@ -34,6 +34,7 @@ from filelock import FileLock, Timeout
 
 from memory_graph.embeddings import Embedder, get_embedder
 from memory_graph.errors import InvalidInputError, StoreBusyError, StoreError, StoreNotFoundError
+from memory_graph.records import searchable_text
 from memory_graph.store.index import FAR_FUTURE, VectorIndex, scrub_unused_capacity
 from memory_graph.store.ledger import Ledger, new_id, now_iso, short_id
 from memory_graph.timeutil import to_epoch
@@ -301,7 +302,8 @@ class Store:
 
     def index_memories(self, ids: Sequence[str]) -> int:
         """Embed ledger memories ``ids`` and upsert them into Chroma; returns the rows skipped (see ``_index_rows``)."""
-        return self._index_rows("memories", ids, "SELECT * FROM memories WHERE id IN ({marks})", memory_metadata)
+        return self._index_rows("memories", ids, "SELECT * FROM memories WHERE id IN ({marks})", memory_metadata,
+                                lambda r: searchable_text(r["text"], r["source"]))
 
     def index_observations(self, ids: Sequence[str]) -> int:
         """Embed ledger observations ``ids`` and upsert them into Chroma; returns the rows skipped."""
@@ -320,7 +322,8 @@ class Store:
                 self._wrote_index()
             self._mark_indexed("memories", [r["id"] for r in good], bad)
 
-    def _index_rows(self, table: str, ids: Sequence[str], sql: str, metadata: Callable[[Any], dict[str, Any]]) -> int:
+    def _index_rows(self, table: str, ids: Sequence[str], sql: str, metadata: Callable[[Any], dict[str, Any]],
+                    text_of: Callable[[Any], str] = lambda r: str(r["text"])) -> int:
         """Upsert the rows of ``table`` (``memories`` | ``observations``, also the collection's name) with ids
         ``ids`` into Chroma, embedding their text (the embed cache makes a turn's second embedding free). A row
         whose metadata cannot be built (an unreadable date) is marked ``indexed = -1`` and logged; returns how
@@ -333,7 +336,7 @@ class Store:
             good, metas, bad = self._metadata(rows, metadata)
             if good:
                 VectorIndex.upsert(getattr(self.index, table), [r["id"] for r in good],
-                                   self.embed([r["text"] for r in good]), metas)
+                                   self.embed([text_of(r) for r in good]), metas)
                 self._wrote_index()
             self._mark_indexed(table, [r["id"] for r in good], bad)
             return len(bad)
@@ -363,6 +366,7 @@ class Store:
         counted. Returns ``{"indexed", "removed", "skipped"}``."""
         with self.session():
             self._recover_compaction()
+            self._recover_missing_index()
             dirty_mem = [r["id"] for r in self.ledger.query("SELECT id FROM memories WHERE indexed=0 ORDER BY rowid")]
             dirty_obs = [r["id"] for r in self.ledger.query("SELECT id FROM observations WHERE indexed=0 ORDER BY rowid")]
             skipped = 0
@@ -411,6 +415,27 @@ class Store:
         shutil.rmtree(old)
         self._wrote_index()
 
+    def _recover_missing_index(self) -> None:
+        """An index folder that is gone (or a Chroma database of zero bytes) while the ledger says rows are
+        indexed: every row is marked for indexing, so this reconcile rebuilds it (the index is derived; before,
+        recall silently found nothing)."""
+        database = self.path / "chroma" / "chroma.sqlite3"
+        missing = not database.is_file() or database.stat().st_size == 0
+        if not missing or not self.ledger.query(
+            "SELECT 1 FROM memories WHERE indexed=1 UNION ALL SELECT 1 FROM observations WHERE indexed=1 LIMIT 1"
+        ):
+            return
+        log.warning("store %s: the vector index is missing; rebuilding it from the ledger", self.path)
+        self._close_index()
+        if (self.path / "chroma").exists() and not (self.path / "chroma").is_dir():
+            (self.path / "chroma").unlink()
+        shutil.rmtree(self.path / "chroma", ignore_errors=True)
+        with self.ledger.tx() as cur:
+            cur.execute("UPDATE memories SET indexed=0 WHERE indexed=1")
+            cur.execute("UPDATE observations SET indexed=0 WHERE indexed=1")
+            cur.execute("DELETE FROM index_deletes")
+        self._wrote_index()
+
     def _recover_compaction(self) -> None:
         """A compaction that a crash interrupted: drop both index folders and re-index from the ledger."""
         old = self.path / COMPACTING
@@ -432,6 +457,8 @@ class Store:
         with self.session():
             self._close_index()
             for folder in (self.path / "chroma", self.path / COMPACTING):
+                if folder.exists() and not folder.is_dir():
+                    folder.unlink()  # a file where the folder belongs
                 shutil.rmtree(folder, ignore_errors=True)
             self._wrote_index()
             with self.ledger.tx() as cur:

@@ -27,8 +27,9 @@ version): version, offsetLevel0, max_elements, cur_element_count, size_data_per_
 def scrub_unused_capacity(folder: Path, seen: dict[str, tuple[int, int]] | None = None) -> int:
     """Zero the unused capacity of every HNSW segment file under ``folder``; returns the bytes zeroed.
 
-    hnswlib allocates ``data_level0`` for ``max_elements`` with ``malloc`` and Chroma writes all of it to
-    ``data_level0.bin`` (when a segment is created and again when a client loads it), so the slots past
+    hnswlib allocates ``data_level0`` (and the per-element link-list sizes, ``length.bin``) for ``max_elements``
+    with ``malloc`` and Chroma writes all of it (when a segment is created and again when a client loads it), so
+    the slots past
     ``cur_element_count`` hold whatever the process's freed memory held: measured, the erased vectors after a
     hard delete (2 of 8 compactions of a 300-record store) and the text of a message the process had handled.
     Only the live slots are ever read back, so zeroing the rest changes nothing Chroma sees. ``seen`` maps a
@@ -40,29 +41,40 @@ def scrub_unused_capacity(folder: Path, seen: dict[str, tuple[int, int]] | None 
     zeroed = 0
     seen = {} if seen is None else seen
     for header in folder.rglob("header.bin"):
-        data = header.parent / "data_level0.bin"
         try:
-            stat = data.stat()
-            if seen.get(str(data)) == (stat.st_mtime_ns, stat.st_size):
-                continue
             raw = header.read_bytes()[: _HNSW_HEADER.size]
             version, _offset, capacity, count, size = _HNSW_HEADER.unpack(raw)
         except (OSError, struct.error):
             continue
-        seen[str(data)] = (stat.st_mtime_ns, stat.st_size)  # judged once per write, warned about at most once
-        if version != 1 or not 0 <= count <= capacity or size <= 0 or not count * size <= stat.st_size <= capacity * size:
-            log.warning("HNSW segment %s: unexpected header; its unused capacity was not zeroed", header.parent)
-            continue
-        start = count * size  # the file holds the live slots, then (when Chroma wrote its capacity) the rest
-        if start < stat.st_size:
-            with data.open("r+b") as f:
-                f.seek(start)
-                for offset in range(start, stat.st_size, 1 << 20):
-                    f.write(bytes(min(1 << 20, stat.st_size - offset)))
-            zeroed += stat.st_size - start
-            after = data.stat()
-            seen[str(data)] = (after.st_mtime_ns, after.st_size)
+        # data_level0.bin: one slot of ``size`` bytes per element; length.bin: one uint32 per element
+        for name, slot in (("data_level0.bin", size), ("length.bin", 4)):
+            zeroed += _zero_tail(header.parent / name, version, capacity, count, slot, seen)
     return zeroed
+
+
+def _zero_tail(data: Path, version: int, capacity: int, count: int, slot: int, seen: dict[str, tuple[int, int]]) -> int:
+    """Zero ``data`` past its ``count`` live slots of ``slot`` bytes (see ``scrub_unused_capacity``); returns the
+    bytes zeroed. A file unchanged since ``seen`` is skipped; a size the header does not explain is logged once."""
+    try:
+        stat = data.stat()
+    except OSError:
+        return 0
+    if seen.get(str(data)) == (stat.st_mtime_ns, stat.st_size):
+        return 0
+    seen[str(data)] = (stat.st_mtime_ns, stat.st_size)  # judged once per write, warned about at most once
+    if version != 1 or not 0 <= count <= capacity or slot <= 0 or not count * slot <= stat.st_size <= capacity * slot:
+        log.warning("HNSW file %s: unexpected size for its header; its unused capacity was not zeroed", data)
+        return 0
+    start = count * slot  # the live slots, then (when Chroma wrote its capacity) the rest
+    if start >= stat.st_size:
+        return 0
+    with data.open("r+b") as f:
+        f.seek(start)
+        for offset in range(start, stat.st_size, 1 << 20):
+            f.write(bytes(min(1 << 20, stat.st_size - offset)))
+    after = data.stat()
+    seen[str(data)] = (after.st_mtime_ns, after.st_size)
+    return stat.st_size - start
 
 
 def _drop_cached_system(path: Path) -> None:

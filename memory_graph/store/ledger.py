@@ -81,6 +81,13 @@ CREATE INDEX IF NOT EXISTS obs_ns_unprocessed ON observations(namespace, process
 MIGRATIONS: tuple[str, ...] = (
     # 1 (2026-12-01): a message that is an instruction or make-believe is never recalled raw (rules.withheld)
     "ALTER TABLE observations ADD COLUMN withheld INTEGER NOT NULL DEFAULT 0",
+    # 2 (2026-12-01): who owns each checkpointed graph thread (threads.owner_guard), outside the checkpoints, so
+    # neither an input key nor a fork from an early checkpoint can change it
+    "CREATE TABLE IF NOT EXISTS thread_owners (thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL, created_at TEXT NOT NULL)",
+    # 3 (2026-12-01): a hard delete's remaining steps (chat threads to scrub), committed with the ledger's erase so
+    # a process killed in between is finished on the next open; the row goes (and the file is VACUUMed) when done
+    "CREATE TABLE IF NOT EXISTS erase_jobs (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, needles TEXT NOT NULL, "
+    "refs TEXT NOT NULL, created_at TEXT NOT NULL)",
 )
 """Schema changes after the base ``SCHEMA``, in order; ``PRAGMA user_version`` counts those applied. Opening a
 store applies the missing ones in one transaction; a store whose version is newer than this code is refused."""
@@ -196,6 +203,14 @@ class Ledger:
             cur.execute("INSERT INTO meta(key, value) VALUES ('analyzed_rows', ?) "
                         "ON CONFLICT(key) DO UPDATE SET value=excluded.value", (str(count),))
         return True
+
+    def claim_thread(self, thread_id: str, user_id: str) -> str:
+        """The owner of graph thread ``thread_id``: ``user_id`` when the thread had none (it is claimed now, in
+        one transaction, so two first runs cannot both claim it), else the recorded owner."""
+        with self.tx() as cur:
+            cur.execute("INSERT OR IGNORE INTO thread_owners(thread_id, owner, created_at) VALUES (?,?,?)",
+                        (thread_id, user_id, now_iso()))
+            return str(cur.execute("SELECT owner FROM thread_owners WHERE thread_id=?", (thread_id,)).fetchone()[0])
 
     def index_generation(self) -> int:
         """How many sessions have written to the vector index (any process); see ``Store.session``."""
