@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory_graph.config import Context
+from memory_graph.config import MAX_USER_CHARS, Context
 from memory_graph.credit import replay_candidates
 from memory_graph.errors import ClosedError, InvalidInputError, NotFoundError, StoreError
 from memory_graph.graph import build_memory_graph
@@ -33,7 +33,6 @@ log = logging.getLogger(__name__)
 _GRAPH = None
 
 MAX_ID_CHARS = 64
-MAX_USER_CHARS = 256
 MAX_K = 1000
 
 

@@ -68,6 +68,8 @@ def _env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() not in {"0", "false", "no", "off"}
 
 
+MAX_USER_CHARS = 256
+"""Longest ``user_id`` (characters): a namespace is an id, not a document."""
 MAX_ITEMS = 100
 """Most memories one recall may return (DESIGN: the knapsack runs over a pool of at most 100 items)."""
 
@@ -134,8 +136,13 @@ class Context:
         if self.max_items <= 0:
             raise InvalidInputError(f"max_items must be positive, got {self.max_items}")
         for name in ("store_path", "user_id", "model", "base_url", "embedding_model", "encoding"):
-            if not isinstance(getattr(self, name), str):
-                raise InvalidInputError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
+            if "\x00" in value or not value.isprintable() and any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+                raise InvalidInputError(f"{name} is not valid text (NUL or a lone surrogate)")
+        if len(self.user_id) > MAX_USER_CHARS:
+            raise InvalidInputError(f"user_id must be at most {MAX_USER_CHARS} characters, got {len(self.user_id)}")
         if self.max_items > MAX_ITEMS:
             raise InvalidInputError(f"max_items must be at most {MAX_ITEMS} (the knapsack's pool), got {self.max_items}")
         if self.encoding not in ("o200k_base", "cl100k_base"):

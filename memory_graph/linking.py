@@ -309,8 +309,8 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
     crosses scopes, ``may_link``). A "forget my X" request that names no scope looks in every scope.
 
     A memory is a target when it is not an event and either (a) the record names a structured attribute
-    (not a free-text frame) and the memory has that attribute with an overlapping value, or (b) the record
-    names a value (a name or product: ``_values``) that the memory's value names too ("I sold the Civic" ends
+    (not a free-text frame) and the memory has that attribute with an overlapping value, or (b) the record is
+    an ending event (``ends``) whose thing names a value (a name or product: ``_names``) the memory's value names too ("I sold the Civic" ends
     "The user's car is a Honda Civic"; "Kiki passed away" ends the pet Kiki, not the other pets), or (c) the
     memory is semantically close to what is retracted (cosine >= RETRACT_SIMILARITY between the retracted
     clause and the memory text) and shares a content word stem with it.
@@ -326,7 +326,7 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
         return []
     structured = bool(record.attribute) and record.attribute != record.frame
     stems = _content_stems(record.value)
-    named = _names(record.value)  # "I sold the Civic", "Rex died": the named thing ends, whatever the wording
+    named = _names(record.value) if record.ends else set()  # "I sold the Civic", "Rex died": the named thing ends
     out = []
     loose = []
     for row in rows:

@@ -44,7 +44,8 @@ class MemoryRecord(BaseModel):
 
     ``polarity`` is -1 for a retraction ("I no longer eat fish"), ``multi`` marks a multi-valued attribute
     (pets, likes), ``update_cue`` marks update wording ("moved to", "switched to", "now"), ``forget`` marks a
-    user's request to forget matching memories.
+    user's request to forget matching memories, ``ends`` an ending event of the speaker's own thing ("I sold the
+    Civic", "Rex died": a retraction whose ``value`` names the thing that ended).
     """
 
     text: str
@@ -59,6 +60,7 @@ class MemoryRecord(BaseModel):
     multi: bool = False
     update_cue: bool = False
     forget: bool = False
+    ends: bool = False
     confidence: float = 0.7
     frame: str = ""
     observation_id: str

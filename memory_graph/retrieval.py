@@ -79,13 +79,15 @@ def _normal_table() -> dict[int, str | None]:
 
 _ASCII_INERT = re.compile(r"[^\x00-\x1f\x7f]*")
 """Printable ASCII: nothing to drop, fold or collapse but runs of spaces."""
-_OPEN, _CLOSE = "<‹«˂ᐸ", ">›»˃ᐳ"  # bracket-like signs that are not category Ps/Pe nor named as brackets
-_COLONS = frozenset(":\u02d0\u02f8\u0589\u05c3\u1361\u16ec\u205a\u2236\ua4fd\ua789\ufe13\ufe55\uff1a")
+_OPEN, _CLOSE = "<‹«˂ᐸ⊂⊏⸠\ufd3f", ">›»˃ᐳ⊃⊐⸡"  # bracket-like signs that are not category Ps/Pe nor named as brackets
+_COLONS = frozenset(":\u02d0\u02f8\u0589\u05c3\u10fb\u1361\u16ec\u205a\u2236\u2237\u2806\ua4fd\ua789\ufe13\ufe55\uff1a")
 _CONFUSABLES = {
     **dict(zip("аеорсухіѕмтАЕОРСУХІЅМТКН", "aeopcyxismtAEOPCYXISMTKH", strict=True)),  # Cyrillic
     **dict(zip("οενρτυχΟΕΜΝΡΤΥΧΚΗΙ", "oevptuxOEMNPTYXKHI", strict=True)),  # Greek
     "օ": "o", "Օ": "O", "ս": "u", "ո": "n",  # Armenian
     "ꓟ": "M", "ꓳ": "O", "ꓰ": "E", "ꓚ": "C", "ꓔ": "T", "ꓫ": "X",  # Lisu
+    "ⲙ": "m", "Ⲙ": "M", "ϻ": "m", "Ϻ": "M", "Ꮇ": "M", "ᗰ": "M", "ᴍ": "m",  # Coptic, Greek san, Cherokee, syllabics
+    "σ": "o", "ഠ": "o", "ⲟ": "o", "Ⲟ": "O", "ჿ": "o", "ᴏ": "o",  # o-shaped letters of other scripts
 }
 """Letters that look like the Latin letters of ``m:``/``o:`` and ``memory-context`` (matching only)."""
 _BRACKET_NAME = re.compile(r"\b(LEFT|RIGHT)\b.*\b(BRACKET|PARENTHESIS|ANGLE|ARROWHEAD|CORNER|CEILING|CHEVRON)\b")
@@ -119,6 +121,9 @@ def _skeleton_table() -> dict[int, str]:
     for cp in range(0x20000):
         ch = chr(cp)
         category = unicodedata.category(ch)
+        if category in ("Mn", "Me", "Mc"):
+            table[cp] = _MARK  # "[\u0301m:", "[m\u0903:" and "</\u0350memory-context": a mark never breaks a look-alike
+            continue
         if category in ("Ps", "Pe"):
             name = unicodedata.name(ch, "")
             left = "LEFT" in name if ("LEFT" in name) != ("RIGHT" in name) else category == "Ps"
@@ -137,8 +142,6 @@ def _skeleton_table() -> dict[int, str]:
             table[cp] = ":"
         elif category.startswith("L") and (latin := _LATIN_NAME.match(name)):
             table[cp] = latin.group(1).lower() if cp > 0x7F else ch
-        elif category in ("Mn", "Me"):
-            table[cp] = _MARK  # "[\u0301m:" and "</\u0301memory-context": a mark does not break a look-alike
     table.update({ord(c): "[" for c in _OPEN} | {ord(c): "]" for c in _CLOSE} | {ord(c): ":" for c in _COLONS})
     table.update({ord(c): latin for c, latin in _CONFUSABLES.items()})
     return table

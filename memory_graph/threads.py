@@ -5,7 +5,7 @@ checkpointer) records its owner: the first run claims the thread for its ``Conte
 (``thread_owners``, keyed by the checkpointer's ``thread_id``; also kept as ``owner`` in the state), and a later run of
 another user is refused by the ``owner_guard`` node before any other node runs. The record lives outside the
 checkpoints and ``owner`` is not an input key, so neither sending ``owner`` nor forking from a checkpoint taken
-before the first run claimed the thread changes it (second breaker run). The refused run's input messages
+before the first run claimed the thread changes it (third breaker run). The refused run's input messages
 are removed from the thread again (so the owner's next run never reads or stores them) and the run fails with
 ``ThreadOwnerError``; nothing of the thread reaches the other user through the graph. (Reading a thread's state
 through the server's own API is the server's business: see docs/ARCHITECTURE.md, "Thread ownership".)

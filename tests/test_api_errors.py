@@ -142,9 +142,24 @@ def test_fuzzed_arguments_raise_only_documented_errors(shared: Memory, method: s
     {"query": 5}, {"observations": "x"}, {"observations": [5]}, {"query": "x", "budget_tokens": -1},
 ])
 def test_the_memory_graph_invoked_directly_reports_bad_input_as_invalid_input(tmp_path: Path, payload: dict[str, Any]) -> None:
-    """Second breaker run: 24 undocumented exceptions (LangChain's NotImplementedError, pydantic's
+    """Third breaker run: 24 undocumented exceptions (LangChain's NotImplementedError, pydantic's
     ValidationError, sqlite3.ProgrammingError, AttributeError) from JSON a ``langgraph dev`` run can send."""
     from memory_graph.graph import build_memory_graph
 
     with pytest.raises(InvalidInputError):
         build_memory_graph().invoke(payload, context={"store_path": str(tmp_path), "user_id": "a"})
+
+
+@pytest.mark.parametrize("context", [
+    {"user_id": "a\udfffb"}, {"user_id": "a" * 300}, {"user_id": "a\x00b"}, {"store_path": "/tmp/" + "x" * 300},
+])
+def test_a_graph_context_is_checked_like_memorys_arguments(tmp_path: Path, context: dict[str, Any]) -> None:
+    """Fourth breaker run: a lone surrogate or a 2,000-character user_id in a graph run's context (JSON from
+    ``langgraph dev``) reached SQLite and Chroma (UnicodeEncodeError, Chroma's InvalidArgumentError); a store name
+    over 255 bytes was a plain OSError."""
+    from memory_graph.graph import build_memory_graph
+
+    with pytest.raises(InvalidInputError):
+        build_memory_graph().invoke({"query": "x"}, context={"store_path": str(tmp_path), "user_id": "a", **context})
+    with pytest.raises(InvalidInputError):
+        Memory(context.get("store_path", tmp_path), user_id=context.get("user_id", "a"))

@@ -277,7 +277,7 @@ def test_help_does_not_import_the_heavy_stack() -> None:
 
 
 def test_an_empty_store_path_is_refused_not_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Second breaker run: ``--store ""`` silently used the current folder as the store."""
+    """Third breaker run: ``--store ""`` silently used the current folder as the store."""
     monkeypatch.chdir(tmp_path)
     code, _, err = invoke(["inspect", "--store", "", "--user", "u"])
     assert code == 2 and "must be a folder path" in err

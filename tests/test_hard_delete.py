@@ -147,7 +147,7 @@ def test_no_erased_vector_in_the_hnsw_capacity_after_repeated_hard_deletes(tmp_p
 
 
 def test_a_tool_call_that_quotes_erased_text_goes_with_its_result() -> None:
-    """Second breaker run: the agent's AI message with ``tool_calls=[search_memory(query="pin code <secret>")]``
+    """Third breaker run: the agent's AI message with ``tool_calls=[search_memory(query="pin code <secret>")]``
     survived the scrub (only message content was read), and dropping a quoting tool result left a dangling call."""
     from langchain_core.messages import AIMessage, ToolMessage
 
@@ -163,7 +163,7 @@ def test_a_tool_call_that_quotes_erased_text_goes_with_its_result() -> None:
 
 
 def test_a_hard_delete_killed_after_the_ledger_commit_is_finished_on_the_next_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Second breaker run: killed 0.2-0.6 s into ``forget(hard=True)``, the ledger part was committed, the chat
+    """Third breaker run: killed 0.2-0.6 s into ``forget(hard=True)``, the ledger part was committed, the chat
     threads kept 223 copies of the text, and a retry was NotFoundError. The remaining steps are a job in the
     ledger, finished on the next open."""
     import memory_graph.api as api

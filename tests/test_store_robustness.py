@@ -130,7 +130,7 @@ def test_an_unreadable_vector_index_is_a_store_error_and_reindex_rebuilds_it(tmp
 
 
 def test_a_missing_index_is_rebuilt_on_open_and_a_failed_write_does_not_block_reindex(tmp_path: Path) -> None:
-    """Second breaker run: with ``chroma/`` deleted, recall silently found nothing; after one failed write on a
+    """Third breaker run: with ``chroma/`` deleted, recall silently found nothing; after one failed write on a
     garbage index the unlinked observation made every later open (and ``reindex``) fail."""
     import shutil
 

@@ -70,7 +70,7 @@ def test_another_user_cannot_run_the_memory_graph_on_a_thread(tmp_path: Path) ->
 
 
 def test_owner_is_not_an_input_and_a_fork_from_before_the_claim_is_refused(tmp_path: Path) -> None:
-    """Second breaker run: bob sent ``"owner": "bob"`` with his input, or resumed from the checkpoint taken
+    """Third breaker run: bob sent ``"owner": "bob"`` with his input, or resumed from the checkpoint taken
     before alice's first run set ``owner``; both took the thread. The owner is recorded in the store's ledger."""
     graph = build_agent_graph(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}

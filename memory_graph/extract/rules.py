@@ -68,7 +68,7 @@ NEGATION = re.compile(
 """Retraction wording at the start of a clause: "no longer", "stopped", "quit", "gave up", "don't ... anymore".
 Plain negation ("I'm not gonna give up", "I don't like X") is a statement, not a retraction."""
 _ENDING_VERBS = (r"(?:sold|gave away|given away|got rid of|cancel+ed|retired|died|passed away|was put down|put to sleep|"
-                 r"shut down|broke up with|moved out of)")
+                 r"shut down|broke up with|moved out of|stopped using|quit using|stopped going to)")
 ENDED = re.compile(
     rf"^(?:(?:i|we)\s+(?:(?:just|finally|already|have|'ve|had)\s+)*{_ENDING_VERBS}\s+(?P<object>[^,;.!]+)"
     rf"|(?:my|our)\s+(?P<mine>[^,;]+?)\s+(?:just\s+)?{_ENDING_VERBS}\b[^,;]*"
@@ -494,11 +494,12 @@ def _extract_sentence(
         ]
     body = strip_preamble(text)
     ended = ENDED.match(body)
-    if ended and not NEGATION.search(body):  # "I sold the Civic": a retraction of what it names
+    if ended:  # "I sold the Civic": a retraction of what it names
         thing = next(g for g in (ended.group("object"), ended.group("mine"), ended.group("name")) if g)
         thing = _THING_END.split(thing, maxsplit=1)[0]  # "my old bike to Sam": the bike, not Sam
         return [_record(text, obs, base, text=body, kind="note", subject=speaker_subj, attribute=mask_frame(body, ""),
-                        value=thing.strip().rstrip(".!"), polarity=-1, frame=mask_frame(body, ""), confidence=0.7)]
+                        value=thing.strip().rstrip(".!"), polarity=-1, frame=mask_frame(body, ""), confidence=0.7,
+                        ends=True)]
     called = CALL_ME.match(body)
     if called:
         return [_record(text, obs, base, text=body, kind="state", subject=speaker_subj, attribute="name",

@@ -33,7 +33,13 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from memory_graph.embeddings import Embedder, get_embedder
-from memory_graph.errors import InvalidInputError, StoreBusyError, StoreError, StoreNotFoundError
+from memory_graph.errors import (
+    InvalidInputError,
+    MemoryGraphError,
+    StoreBusyError,
+    StoreError,
+    StoreNotFoundError,
+)
 from memory_graph.records import searchable_text
 from memory_graph.store.index import FAR_FUTURE, VectorIndex, scrub_unused_capacity
 from memory_graph.store.ledger import Ledger, new_id, now_iso, short_id
@@ -126,17 +132,23 @@ class Store:
         """
         try:
             folder = Path(path).expanduser().resolve()
-        except (OSError, RuntimeError, ValueError, TypeError) as exc:
-            raise InvalidInputError(f"store path {path!r} is not a usable path ({exc})") from None
-        if folder.exists() and not folder.is_dir():
+            exists, is_dir, has_ledger = folder.exists(), folder.is_dir(), (folder / LEDGER_FILE).is_file()
+        except (OSError, RuntimeError, ValueError, TypeError) as exc:  # e.g. a name over 255 bytes
+            raise InvalidInputError(f"store path {str(path)[:200]!r} is not a usable path ({exc.__class__.__name__})") from None
+        if exists and not is_dir:
             raise InvalidInputError(f"store path {str(folder)!r} exists and is not a folder")
-        if not create and not (folder / LEDGER_FILE).is_file():
+        if not create and not has_ledger:
             raise StoreNotFoundError(f"store {str(folder)!r} does not exist (a command that writes creates it)")
         key = (str(folder), embedding_model)
         with _OPEN_LOCK:
             store = _OPEN.get(key)
             if store is None:
-                store = cls(folder, embedding_model)
+                try:
+                    store = cls(folder, embedding_model)
+                except MemoryGraphError:  # StoreBusyError is a TimeoutError, hence an OSError: keep it as it is
+                    raise
+                except OSError as exc:  # a name too long, a read-only or full disk, no permission
+                    raise StoreError(f"store {str(folder)!r} cannot be opened or created ({exc.strerror or exc})") from None
                 _OPEN[key] = store
             return store
 
