@@ -55,6 +55,11 @@ def test_a_role_with_an_indefinite_article_stays_the_persons_trait() -> None:
     assert all(subject != WE for subject, *_ in _records("Ana is a nurse."))
 
 
+@pytest.mark.parametrize("text", ["Today is the deadline.", "This is the kitchen.", "It is the best option."])
+def test_a_common_word_is_no_role_holder(text: str) -> None:
+    assert [value for _, _, value, _ in _records(text)] == [text]  # a free-text note, not "the deadline" = "Today"
+
+
 def test_call_me_is_the_speakers_name() -> None:
     assert _records("Call me Marcus.") == [("user", "name", "Marcus", 1)]
     assert _records("Please call me Jo!", speaker="bob") == [("bob", "name", "Jo", 1)]

@@ -505,7 +505,7 @@ def _extract_sentence(
         return [_record(text, obs, base, text=body, kind="state", subject=speaker_subj, attribute="name",
                         value=called.group("name"), frame=mask_frame(body, called.group("name")), confidence=0.8)]
     holder = ROLE_HOLDER.match(body)
-    if holder and holder.group("name").lower() not in ("i", "we", "he", "she", "it", "they", "this", "that", "there"):
+    if holder and zipf_frequency(holder.group("name").split()[0].lower(), "en") < COMMON_WORD_ZIPF:  # a name, not "Today"
         role = holder.group("role").strip()
         return [_record(text, obs, base, text=body, kind="state", subject=WE, attribute=role,
                         value=holder.group("name"), frame=mask_frame(body, holder.group("name")), confidence=0.8)]
