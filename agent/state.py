@@ -40,18 +40,12 @@ class AgentInput:
 
 
 @dataclass(kw_only=True)
-class AgentState(ThreadOwnership):
-    """The agent's state (see the module docstring for each key)."""
+class AgentState(AgentInput, ThreadOwnership):
+    """The agent's state: its input keys plus the rest (see the module docstring for each key)."""
 
-    messages: Annotated[list[AnyMessage], add_checked_messages] = field(default_factory=list)
     memory_query: str = ""
     memory_context: str = ""
     recall: dict[str, Any] | None = None
-    last_recall_id: str | None = None
     credit: dict[str, Any] | None = None
-    as_of: str | None = None
-    include_history: bool = False
-    task: str | None = None
-    deadline: float | None = None
     turn_deadline: float | None = None
 

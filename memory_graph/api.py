@@ -18,11 +18,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory_graph.config import MAX_USER_CHARS, Context
+from memory_graph.config import MAX_USER_CHARS, Context, check_unicode
 from memory_graph.credit import replay_candidates
 from memory_graph.errors import ClosedError, InvalidInputError, NotFoundError, StoreError
 from memory_graph.graph import build_memory_graph
-from memory_graph.nodes import check_unicode
 from memory_graph.records import Recall
 from memory_graph.store import Store, now_iso
 from memory_graph.store import erase as erase_mod
@@ -110,8 +109,7 @@ class Memory:
         self.store = Store.open(self.context.store_path, self.context.embedding_model, create=create)
         self._closed = False
         try:
-            if self.store.ledger.query("SELECT 1 FROM erase_jobs LIMIT 1"):
-                self._finish_erasures()  # a hard delete a killed process left half done
+            self._finish_erasures()  # a hard delete a killed process left half done (a no-op when none)
             self.resume()
         except StoreError as exc:  # an unreadable index: the store still opens (inspect, history, reindex work)
             log.warning("unfinished observations were not linked on open: %s", exc)
@@ -414,6 +412,8 @@ class Memory:
         been killed in between): scrub the chat threads of its namespace, drop the job, VACUUM the ledger.
         Returns the number of threads rewritten."""
         led = self.store.ledger
+        if not led.query("SELECT 1 FROM erase_jobs LIMIT 1"):
+            return 0
         threads = 0
         with self.store.session():
             for job in led.query("SELECT * FROM erase_jobs ORDER BY id"):

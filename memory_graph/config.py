@@ -68,6 +68,16 @@ def _env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() not in {"0", "false", "no", "off"}
 
 
+def check_unicode(what: str, value: str) -> None:
+    """Raise ``InvalidInputError`` when ``value`` cannot be stored as UTF-8 (a lone surrogate); ``what`` names
+    it in the message. The one check of stored text's encoding (the context here, observations and the API's
+    arguments elsewhere)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(f"{what} is not valid Unicode ({exc.reason} at position {exc.start})") from None
+
+
 MAX_USER_CHARS = 256
 """Longest ``user_id`` (characters): a namespace is an id, not a document."""
 MAX_ITEMS = 100
@@ -139,8 +149,9 @@ class Context:
             value = getattr(self, name)
             if not isinstance(value, str):
                 raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
-            if "\x00" in value or not value.isprintable() and any(0xD800 <= ord(c) <= 0xDFFF for c in value):
-                raise InvalidInputError(f"{name} is not valid text (NUL or a lone surrogate)")
+            if "\x00" in value:
+                raise InvalidInputError(f"{name} is not valid text (NUL)")
+            check_unicode(name, value)
         if len(self.user_id) > MAX_USER_CHARS:
             raise InvalidInputError(f"user_id must be at most {MAX_USER_CHARS} characters, got {len(self.user_id)}")
         if self.max_items > MAX_ITEMS:

@@ -16,7 +16,7 @@ from memory_graph import credit as credit_mod
 from memory_graph import deadline as deadline_mod
 from memory_graph import linking, llm_linker, retrieval
 from memory_graph.chat_model import make_chat_model
-from memory_graph.config import Context, as_context
+from memory_graph.config import Context, as_context, check_unicode
 from memory_graph.errors import InvalidInputError
 from memory_graph.extract import llm as llm_extractor
 from memory_graph.extract import rules
@@ -120,15 +120,6 @@ def split_long(obs: dict[str, Any], size: int = CHUNK_CHARS) -> list[dict[str, A
     ref = obs.get("ref")
     return [{**obs, "text": chunk, "ref": ref if k == 1 or ref is None else f"{ref}#{k}"}
             for k, chunk in enumerate((c for c in chunks if c), start=1)]
-
-
-def check_unicode(what: str, value: str) -> None:
-    """Raise ``InvalidInputError`` when ``value`` cannot be stored as UTF-8 (a lone surrogate); ``what`` names
-    it in the message. The one check of stored text's encoding (observations here, the API's arguments)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError(f"{what} is not valid Unicode ({exc.reason} at position {exc.start})") from None
 
 
 def check_input(state: MemoryState) -> None:

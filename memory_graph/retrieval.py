@@ -519,15 +519,23 @@ def _chain_heads(store: Store, ns: str, vector: Any, seen: set[str]) -> list[tup
     memory itself stays out (it is shown only with history or ``as_of``); a chain that ends in a retraction or a
     forget request brings nothing."""
     old = store.search_memories(vector, ns, CHAIN_HITS, {"status": {"$in": ["superseded"]}})
+    position = {mid: mid for mid, _ in old}  # where each chain's walk stands; all chains step together
+    walking = set(position)
+    for _ in range(MAX_CHAIN_STEPS):  # one ledger query per step for every chain, not one per chain and step
+        if not walking:
+            break
+        successor = store.ledger.superseded_by(ns, sorted({position[m] for m in walking}))
+        for mid in list(walking):
+            nxt = successor.get(position[mid])
+            if nxt is None or nxt == "forget-request":
+                walking.discard(mid)
+            else:
+                position[mid] = nxt
+    rows = store.ledger.memories(ns, sorted({p for m, p in position.items() if p != m}))
     heads: dict[str, float] = {}
     for mid, sim in old:
-        cur, steps = mid, 0
-        while steps < MAX_CHAIN_STEPS:
-            nxt = store.ledger.superseded_by(ns, [cur]).get(cur)
-            if nxt is None or nxt == "forget-request":
-                break
-            cur, steps = nxt, steps + 1
-        row = store.ledger.memory(ns, cur) if cur != mid else None
+        cur = position[mid]
+        row = rows.get(cur) if cur != mid else None
         if row is not None and row["status"] in ("current", "contested") and cur not in seen:
             heads[cur] = max(heads.get(cur, -1.0), sim)
     if not heads:

@@ -427,6 +427,22 @@ class Store:
         shutil.rmtree(old)
         self._wrote_index()
 
+    def _drop_index(self, every_row: bool = True) -> None:
+        """Drop the derived index (``chroma/``, a half-done compaction, or a file where either folder belongs) and
+        mark the ledger's rows for indexing, so the next reconcile rebuilds it. ``every_row=False`` leaves rows
+        that could not be indexed (``indexed = -1``) skipped."""
+        self._close_index()
+        for folder in (self.path / "chroma", self.path / COMPACTING):
+            if folder.exists() and not folder.is_dir():
+                folder.unlink()
+            shutil.rmtree(folder, ignore_errors=True)
+        where = "" if every_row else " WHERE indexed=1"
+        with self.ledger.tx() as cur:
+            cur.execute(f"UPDATE memories SET indexed=0{where}")
+            cur.execute(f"UPDATE observations SET indexed=0{where}")
+            cur.execute("DELETE FROM index_deletes")
+        self._wrote_index()
+
     def _recover_missing_index(self) -> None:
         """An index folder that is gone (or a Chroma database of zero bytes) while the ledger says rows are
         indexed: every row is marked for indexing, so this reconcile rebuilds it (the index is derived; before,
@@ -438,44 +454,20 @@ class Store:
         ):
             return
         log.warning("store %s: the vector index is missing; rebuilding it from the ledger", self.path)
-        self._close_index()
-        if (self.path / "chroma").exists() and not (self.path / "chroma").is_dir():
-            (self.path / "chroma").unlink()
-        shutil.rmtree(self.path / "chroma", ignore_errors=True)
-        with self.ledger.tx() as cur:
-            cur.execute("UPDATE memories SET indexed=0 WHERE indexed=1")
-            cur.execute("UPDATE observations SET indexed=0 WHERE indexed=1")
-            cur.execute("DELETE FROM index_deletes")
-        self._wrote_index()
+        self._drop_index(every_row=False)
 
     def _recover_compaction(self) -> None:
         """A compaction that a crash interrupted: drop both index folders and re-index from the ledger."""
-        old = self.path / COMPACTING
-        if not old.exists():
+        if not (self.path / COMPACTING).exists():
             return
         log.warning("store %s: an index compaction was interrupted; rebuilding the index from the ledger", self.path)
-        shutil.rmtree(self.path / "chroma", ignore_errors=True)
-        shutil.rmtree(old)
-        with self.ledger.tx() as cur:
-            cur.execute("UPDATE memories SET indexed=0")
-            cur.execute("UPDATE observations SET indexed=0")
-            cur.execute("DELETE FROM index_deletes")
-        self._wrote_index()
+        self._drop_index()
 
     def reindex(self) -> dict[str, int]:
         """Rebuild the Chroma index from the ledger (all namespaces): the ``chroma/`` folder is dropped, whatever
         it holds (also an unreadable one), and built again. Returns ``reconcile``'s counts plus the records the
         index then holds."""
         with self.session():
-            self._close_index()
-            for folder in (self.path / "chroma", self.path / COMPACTING):
-                if folder.exists() and not folder.is_dir():
-                    folder.unlink()  # a file where the folder belongs
-                shutil.rmtree(folder, ignore_errors=True)
-            self._wrote_index()
-            with self.ledger.tx() as cur:
-                cur.execute("UPDATE memories SET indexed=0")
-                cur.execute("UPDATE observations SET indexed=0")
-                cur.execute("DELETE FROM index_deletes")
+            self._drop_index()
             counts = self.reconcile()
             return {**counts, **self.index_counts()}

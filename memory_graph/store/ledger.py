@@ -206,7 +206,11 @@ class Ledger:
 
     def claim_thread(self, thread_id: str, user_id: str) -> str:
         """The owner of graph thread ``thread_id``: ``user_id`` when the thread had none (it is claimed now, in
-        one transaction, so two first runs cannot both claim it), else the recorded owner."""
+        one transaction, so two first runs cannot both claim it), else the recorded owner. Every graph run asks:
+        a thread already claimed is answered by a read, without a write transaction."""
+        rows = self.query("SELECT owner FROM thread_owners WHERE thread_id=?", (thread_id,))
+        if rows:
+            return str(rows[0]["owner"])
         with self.tx() as cur:
             cur.execute("INSERT OR IGNORE INTO thread_owners(thread_id, owner, created_at) VALUES (?,?,?)",
                         (thread_id, user_id, now_iso()))
