@@ -10,7 +10,6 @@ Every documented failure is a ``memory_graph.errors.MemoryGraphError``: ``Invali
 
 from __future__ import annotations
 
-import json
 import logging
 import numbers
 from collections.abc import Callable, Iterable
@@ -23,23 +22,12 @@ from memory_graph.credit import replay_candidates
 from memory_graph.errors import ClosedError, InvalidInputError, NotFoundError, StoreError
 from memory_graph.graph import build_memory_graph
 from memory_graph.records import Recall
-from memory_graph.store import Store, now_iso
-from memory_graph.store import erase as erase_mod
-from memory_graph.threads import scrub_threads
+from memory_graph.store import Store
 
 log = logging.getLogger(__name__)
 
-_GRAPH = None
-
 MAX_ID_CHARS = 64
 MAX_K = 1000
-
-
-def _graph() -> Any:
-    global _GRAPH
-    if _GRAPH is None:
-        _GRAPH = build_memory_graph()
-    return _GRAPH
 
 
 def check_id(value: Any, what: str = "memory_id") -> str:
@@ -72,6 +60,8 @@ class Memory:
 
     Args:
         path: store folder; default ``MEMORY_GRAPH_STORE`` or ``./.memory-graph``.
+        store: an open :class:`~memory_graph.store.Store` to use instead of ``path`` (shared, e.g. by a
+            :class:`~memory_graph.langgraph_store.MemoryStore`; this object takes a reference and releases it).
         user_id: namespace; every read and write is confined to it (1 to 256 characters).
         create: create the store when ``path`` holds none (default); False raises ``StoreNotFoundError`` instead
             (the CLI's read-only commands use it, so a mistyped path is reported, not created empty).
@@ -90,8 +80,8 @@ class Memory:
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, path: str | Path | None = None, user_id: str = "default", create: bool = True,
-                 **overrides: Any) -> None:
+    def __init__(self, path: str | Path | None = None, user_id: str = "default", create: bool = True, *,
+                 store: Store | None = None, **overrides: Any) -> None:
         self._closed = True
         if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > MAX_USER_CHARS:
             raise InvalidInputError(f"user_id must be a non-empty string of at most {MAX_USER_CHARS} characters")
@@ -106,10 +96,20 @@ class Memory:
             raise
         except ValueError as exc:
             raise InvalidInputError(str(exc)) from None
-        self.store = Store.open(self.context.store_path, self.context.embedding_model, create=create)
+        if store is not None:
+            if not isinstance(store, Store):
+                raise InvalidInputError(f"store must be a memory_graph Store, got {type(store).__name__}")
+            self.store = store.retain()
+            self.context = self.context.replace(store_path=str(store.path))
+        else:
+            self.store = Store.open(self.context.store_path, self.context.embedding_model, create=create)
         self._closed = False
+        from memory_graph.langgraph_store import MemoryStore
+
+        # this object's own compiled subgraph, its storage injected (never looked up by path)
+        self._graph = build_memory_graph(store=MemoryStore(self.store))
         try:
-            self._finish_erasures()  # a hard delete a killed process left half done (a no-op when none)
+            self.store.finish_erasures()  # a hard delete a killed process left half done (a no-op when none)
             self.resume()
         except StoreError as exc:  # an unreadable index: the store still opens (inspect, history, reindex work)
             log.warning("unfinished observations were not linked on open: %s", exc)
@@ -125,16 +125,13 @@ class Memory:
 
     def _invoke(self, payload: dict[str, Any]) -> dict[str, Any]:
         self._check_open()
-        return _graph().invoke(payload, context=self.context)  # type: ignore[no-any-return]
+        return self._graph.invoke(payload, context=self.context)  # type: ignore[no-any-return]
 
     def resume(self) -> list[dict[str, Any]]:
         """Form the memories of this namespace's observations that were stored but never linked (a process
         killed between the two steps of a turn); a no-op when there are none. Returns what was formed."""
         self._check_open()
-        if not self.store.ledger.query(
-            "SELECT 1 FROM observations WHERE namespace=? AND processed=0 AND speaker NOT IN ('assistant','tool') LIMIT 1",
-            (self.context.user_id,),
-        ):
+        if not self.store.ledger.unprocessed_observations(self.context.user_id, limit=1, people_only=True):
             return []
         out = self._invoke({"resume": True})
         return list(out.get("formed", []))
@@ -303,14 +300,8 @@ class Memory:
         ns = self.context.user_id
         led = self.store.ledger
         if memory_id is None:
-            counts = led.query("SELECT status, COUNT(*) AS n FROM memories WHERE namespace=? GROUP BY status", (ns,))
-            recent = led.query(
-                "SELECT id, text, status, retention, valid_from, valid_to, scope FROM memories WHERE namespace=? "
-                "ORDER BY valid_from DESC, created_at DESC, rowid DESC LIMIT 50", (ns,)
-            )
-            n_obs = led.query("SELECT COUNT(*) AS n FROM observations WHERE namespace=?", (ns,))[0]["n"]
-            return {"namespace": ns, "observations": n_obs, "memories": {r["status"]: r["n"] for r in counts},
-                    "recent": [dict(r) for r in recent]}
+            return {"namespace": ns, "observations": led.observation_count(ns), "memories": led.status_counts(ns),
+                    "recent": [dict(r) for r in led.recent_memories(ns, 50)]}
         memory_id = check_id(memory_id)
         row = led.memory(ns, memory_id)
         if row is None:
@@ -342,22 +333,10 @@ class Memory:
         if led.memory(ns, memory_id) is None:
             raise NotFoundError(f"no memory {memory_id!r} in namespace {ns!r}")
         chain = [memory_id]
-        cur = memory_id
-        while True:
-            back = led.query("SELECT dst_id FROM links WHERE namespace=? AND src_id=? AND type='supersedes' "
-                             "ORDER BY created_at, rowid", (ns, cur))
-            if not back or back[0]["dst_id"] in chain:
-                break
-            cur = back[0]["dst_id"]
-            chain.insert(0, cur)
-        cur = memory_id
-        while True:
-            fwd = led.query("SELECT src_id FROM links WHERE namespace=? AND dst_id=? AND type='supersedes' "
-                            "ORDER BY created_at, rowid", (ns, cur))
-            if not fwd or fwd[0]["src_id"] in chain:
-                break
-            cur = fwd[0]["src_id"]
-            chain.append(cur)
+        while (older := led.supersession_step(ns, chain[0], newer=False)) is not None and older not in chain:
+            chain.insert(0, older)
+        while (newer := led.supersession_step(ns, chain[-1], newer=True)) is not None and newer not in chain:
+            chain.append(newer)
         rows = led.memories(ns, chain)
         return [{k: rows[m][k] for k in ("id", "text", "value", "status", "valid_from", "valid_to")} for m in chain if m in rows]
 
@@ -386,42 +365,11 @@ class Memory:
         if led.memory(ns, memory_id) is None:
             raise NotFoundError(f"no memory {memory_id!r} in namespace {ns!r}")
         if not hard:
-            with self.store.write_lock, led.tx() as cur:
-                cur.execute(
-                    "UPDATE memories SET status='retracted', valid_to=COALESCE(valid_to, ?), updated_at=?, indexed=0 "
-                    "WHERE id=? AND namespace=?", (now_iso(), now_iso(), memory_id, ns),
-                )
-                led.add_event(cur, ns, memory_id, "status:retracted", reason="forget (soft)")
+            with self.store.write() as tx:
+                tx.retract(ns, memory_id, reason="forget (soft)")
             self.store.sync_metadata([memory_id])
             return {"forgotten": [memory_id], "observations": [], "hard": False}
-        with self.store.session():
-            mids, obs_ids, needles = erase_mod.plan(led, ns, memory_id)
-            refs = {r["ref"] for r in led.query_in("SELECT ref FROM observations WHERE namespace=? AND id IN ({marks})",
-                                                   ns, obs_ids) if r["ref"]}
-            with led.tx() as cur:
-                erase_mod.apply(cur, ns, mids, obs_ids, needles)
-                led.add_event(cur, ns, None, "hard_forget", memories=len(mids), observations=len(obs_ids))
-                cur.execute("INSERT INTO erase_jobs(namespace, needles, refs, created_at) VALUES (?,?,?,?)",
-                            (ns, json.dumps(needles), json.dumps(sorted(refs)), now_iso()))
-            self.store.reconcile()  # drops the queued index records and purges their vectors from Chroma's files
-            threads = self._finish_erasures()
-        return {"forgotten": mids, "observations": obs_ids, "hard": True, "threads": threads}
-
-    def _finish_erasures(self) -> int:
-        """Finish every hard delete whose ledger part committed (``erase_jobs``, any namespace: a process may have
-        been killed in between): scrub the chat threads of its namespace, drop the job, VACUUM the ledger.
-        Returns the number of threads rewritten."""
-        led = self.store.ledger
-        if not led.query("SELECT 1 FROM erase_jobs LIMIT 1"):
-            return 0
-        threads = 0
-        with self.store.session():
-            for job in led.query("SELECT * FROM erase_jobs ORDER BY id"):
-                threads += scrub_threads(self.store.path, job["namespace"], json.loads(job["needles"]), set(json.loads(job["refs"])))
-                with led.tx() as cur:
-                    cur.execute("DELETE FROM erase_jobs WHERE id=?", (job["id"],))
-            led.vacuum()
-        return threads
+        return self.store.erase(ns, memory_ids=[memory_id])
 
     def search_observations(self, query: str, k: int = 10) -> list[dict[str, Any]]:
         """Raw observations most similar to ``query`` (observations stay searchable):
@@ -436,8 +384,7 @@ class Memory:
             raise InvalidInputError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
         ns = self.context.user_id
         hits = self.store.search_observations(self.store.embed([query])[0], ns, int(k))
-        rows = {r["id"]: r for r in self.store.ledger.query_in(
-            "SELECT * FROM observations WHERE namespace=? AND id IN ({marks})", ns, [h[0] for h in hits])}
+        rows = self.store.ledger.observations(ns, [h[0] for h in hits])
         return [{**{k2: rows[i][k2] for k2 in ("id", "text", "speaker", "time", "ref")}, "similarity": round(s, 4)} for i, s in hits if i in rows]
 
     def close(self) -> None:

@@ -29,7 +29,6 @@ import functools
 import json
 import os
 import re
-import sqlite3
 import sys
 import unicodedata
 from collections import Counter
@@ -153,7 +152,7 @@ def guarded(func: F) -> F:
             if os.environ.get("MEMORY_GRAPH_DEBUG"):
                 raise
             raise _fail(_message(exc), 2 if isinstance(exc, InvalidInputError) else 1) from None
-        except (ValueError, KeyError, OSError, sqlite3.Error, TypeError) as exc:
+        except (ValueError, KeyError, OSError, TypeError) as exc:
             if os.environ.get("MEMORY_GRAPH_DEBUG"):
                 raise
             raise _fail(_message(exc), 1) from None
@@ -387,9 +386,7 @@ def _recall_table(recall: Recall) -> Table:
 def _explain_table(mem: Memory, recall: Recall) -> Table:
     ids = [c["id"] for c in recall.candidates]
     rows = mem.store.ledger.memories(mem.context.user_id, ids)
-    messages = {r["id"]: r for r in mem.store.ledger.query_in(
-        "SELECT id, text FROM observations WHERE namespace=? AND id IN ({marks})", mem.context.user_id,
-        [i for i in ids if i not in rows])}
+    messages = mem.store.ledger.observations(mem.context.user_id, [i for i in ids if i not in rows])
     table = Table(title=f"candidates ({len(ids)}), budget {recall.budget_tokens} tokens, used {recall.tokens_used}")
     table.add_column("id", no_wrap=True)
     for col in ("similarity", "usefulness", "tokens", "status", "decision", "text"):
@@ -511,17 +508,13 @@ class _Session:
     """
 
     def __init__(self, mem: Memory, thread: str) -> None:
-        import sqlite3 as _sqlite3
-
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
-        from memory_graph.threads import THREADS_FILE, thread_key
+        from memory_graph.store.checkpoints import thread_saver
+        from memory_graph.threads import thread_key
 
         self.mem = mem
         self.thread = thread
         self.thread_id = thread_key(mem.context.user_id, thread)
-        self.conn = _sqlite3.connect(str(Path(mem.store.path) / THREADS_FILE), check_same_thread=False)
-        self.saver = SqliteSaver(self.conn)
+        self.conn, self.saver = thread_saver(Path(mem.store.path))
         builder = _load_agent_builder()
         self.agent = builder is not None
         if builder is not None:

@@ -29,8 +29,8 @@ from typing import Any
 
 from memory_graph.config import Context
 from memory_graph.errors import InvalidInputError, NotFoundError
-from memory_graph.linking import end_memory, vote
-from memory_graph.store import Ledger, Store, new_id, now_iso
+from memory_graph.records import LIVE_STATUSES
+from memory_graph.store import Store, Tx
 
 CITATION = re.compile(r"\[m:([a-z0-9]{6,32})\]")
 CORRECTION = re.compile(
@@ -85,12 +85,12 @@ def replay_candidates(store: Store, ctx: Context, recall_id: str, answer: str | 
         InvalidInputError (a ValueError): the recall already has an outcome.
     """
     ns = ctx.user_id
-    rec = store.ledger.query("SELECT chosen, outcome FROM recalls WHERE namespace=? AND id=?", (ns, recall_id))
-    if not rec:
+    rec = store.ledger.recall(ns, recall_id)
+    if rec is None:
         raise NotFoundError(f"no recall {recall_id!r} in namespace {ns!r}")
-    if rec[0]["outcome"] is not None:
-        raise InvalidInputError(f"recall {recall_id!r} already has an outcome ({rec[0]['outcome']})")
-    shown: list[str] = json.loads(rec[0]["chosen"])
+    if rec["outcome"] is not None:
+        raise InvalidInputError(f"recall {recall_id!r} already has an outcome ({rec['outcome']})")
+    shown: list[str] = json.loads(rec["chosen"])
     rows = store.ledger.memories(ns, shown)
     used = used_memories(rows, answer, None)
     if len(used) == 1 or any(w >= 1.0 for w in used.values()):
@@ -119,10 +119,9 @@ def apply_feedback(
         InvalidInputError (a ValueError): the recall already has an outcome, or ``used_ids`` names a memory it did not show.
     """
     ns = ctx.user_id
-    rec = store.ledger.query("SELECT * FROM recalls WHERE namespace=? AND id=?", (ns, recall_id))
-    if not rec:
+    recall_row = store.ledger.recall(ns, recall_id)
+    if recall_row is None:
         raise NotFoundError(f"no recall {recall_id!r} in namespace {ns!r}")
-    recall_row = rec[0]
     if recall_row["outcome"] is not None:
         raise InvalidInputError(f"recall {recall_id!r} already has an outcome ({recall_row['outcome']})")
     shown: list[str] = json.loads(recall_row["chosen"])
@@ -137,15 +136,10 @@ def apply_feedback(
     blamed: dict[str, float] = {}
     transitions: list[dict[str, str]] = []
     invalidated: list[str] = []
-    with store.write_lock, store.ledger.tx() as cur:
-        claimed = cur.execute("UPDATE recalls SET outcome=? WHERE namespace=? AND id=? AND outcome IS NULL",
-                              ("success" if success else "failure", ns, recall_id)).rowcount
-        if not claimed:  # another feedback won the race since the check above; the transaction rolls back
-            raise InvalidInputError(f"recall {recall_id!r} already has an outcome")
-        cur.execute(
-            "INSERT INTO feedback(id, namespace, recall_id, success, used_ids, origin, created_at) VALUES (?,?,?,?,?,?,?)",
-            (new_id(), ns, recall_id, int(success), json.dumps(sorted(used)), origin, now_iso()),
-        )
+    with store.write() as tx:
+        if not tx.claim_outcome(ns, recall_id, success):  # another feedback won the race since the check above
+            raise InvalidInputError(f"recall {recall_id!r} already has an outcome")  # (the transaction rolls back)
+        tx.add_feedback(ns, recall_id, success, sorted(used), origin)
         if not ctx.learning:
             return {"recall_id": recall_id, "success": success, "credited": {}, "blamed": {}, "transitions": []}
         for mid in shown:
@@ -157,21 +151,19 @@ def apply_feedback(
                 column, amount = "blamed", blamed[mid]
             else:
                 column, amount = "unrewarded", 1.0
-            Ledger.add_stats(cur, ns, mid, task, column, amount)
+            tx.add_stats(ns, mid, task, column, amount)
             event = "credited" if mid in credited else "blamed" if mid in blamed else "shown_unused"
-            Ledger.add_event(cur, ns, mid, event, recall=recall_id, origin=origin, task=task)
-            transitions.extend(_retention_step(cur, ns, mid, rows[mid]["retention"] if mid in rows else "active", mid in credited))
+            tx.add_event(ns, mid, event, recall=recall_id, origin=origin, task=task)
+            transitions.extend(_retention_step(tx, ns, mid, rows[mid]["retention"] if mid in rows else "active", mid in credited))
         if not success:
-            invalidated = _invalidate_replaced(cur, ns, list(blamed))
+            invalidated = _invalidate_replaced(tx, ns, list(blamed))
     store.sync_metadata(sorted({t["id"] for t in transitions} | set(invalidated)))
     return {"recall_id": recall_id, "success": success, "credited": credited, "blamed": blamed,
             "transitions": transitions, "invalidated": invalidated}
 
 
-def _retention_step(cur: Any, ns: str, mid: str, current: str, was_credited: bool) -> list[dict[str, str]]:
-    row = cur.execute(
-        "SELECT credited, unrewarded FROM stats WHERE namespace=? AND memory_id=? AND task_class=''", (ns, mid)
-    ).fetchone()
+def _retention_step(tx: Tx, ns: str, mid: str, current: str, was_credited: bool) -> list[dict[str, str]]:
+    row = tx.overall_stats(ns, mid)
     if row is None:
         return []
     if was_credited:
@@ -186,26 +178,21 @@ def _retention_step(cur: Any, ns: str, mid: str, current: str, was_credited: boo
                 break
     if target == current:
         return []
-    cur.execute("UPDATE memories SET retention=?, updated_at=?, indexed=0 WHERE id=? AND namespace=?", (target, now_iso(), mid, ns))
-    Ledger.add_event(cur, ns, mid, f"retention:{target}", **{"from": current, "reason": reason})
+    tx.set_retention(ns, mid, target, current, reason)
     return [{"id": mid, "from": current, "to": target, "reason": reason}]
 
 
-def _invalidate_replaced(cur: Any, ns: str, blamed: list[str]) -> list[str]:
+def _invalidate_replaced(tx: Tx, ns: str, blamed: list[str]) -> list[str]:
     out = []
     for mid in blamed:
-        old = cur.execute("SELECT * FROM memories WHERE namespace=? AND id=?", (ns, mid)).fetchone()
-        if old is None or old["status"] not in ("current", "contested") or old["kind"] == "event" or old["multi"]:
+        old = tx.memory(ns, mid)
+        if old is None or old["status"] not in LIVE_STATUSES or old["kind"] == "event" or old["multi"]:
             continue
-        newer = cur.execute(
-            "SELECT id, valid_from FROM memories WHERE namespace=? AND subject=? AND attribute=? AND scope=? "
-            "AND id != ? AND valid_from > ? AND status IN ('current','contested') ORDER BY valid_from DESC LIMIT 1",
-            (ns, old["subject"], old["attribute"], old["scope"], mid, old["valid_from"]),
-        ).fetchone()
+        newer = tx.newest_live_after(ns, old)
         if newer is None:
             continue
-        end_memory(cur, ns, old, newer["id"], newer["valid_from"], "superseded", "supersedes", "correction after a failed answer")
+        tx.end_memory(ns, mid, newer["id"], newer["valid_from"], "superseded", "supersedes", "correction after a failed answer")
         if old["attribute"] != old["frame"]:  # a named attribute, not a free-text frame
-            vote(cur, ns, old["attribute"], "replacements")
+            tx.vote(ns, old["attribute"], "replacements")
         out.append(mid)
     return out

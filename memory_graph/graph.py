@@ -20,12 +20,14 @@ from memory_graph.state import MemoryInput, MemoryOutput, MemoryState
 from memory_graph.threads import add_owner_guard
 
 
-def build_memory_graph(checkpointer: Any = None, name: str = "memory") -> Any:
+def build_memory_graph(checkpointer: Any = None, name: str = "memory", store: Any = None) -> Any:
     """Compile the memory subgraph.
 
     Args:
         checkpointer: optional LangGraph checkpointer (e.g. ``SqliteSaver``) for standalone threads.
         name: the graph's name (shown in Studio and traces).
+        store: optional LangGraph store; a :class:`~memory_graph.langgraph_store.MemoryStore` is the storage the
+            nodes use (``runtime.store``) instead of the folder named by ``Context.store_path``.
 
     Returns:
         A compiled ``StateGraph`` with input ``MemoryInput``, output ``MemoryOutput`` and ``Context``.
@@ -43,7 +45,7 @@ def build_memory_graph(checkpointer: Any = None, name: str = "memory") -> Any:
     builder.add_edge("extract", "link")
     builder.add_conditional_edges("link", nodes.after_link, ["retrieve", END])
     builder.add_edge("retrieve", END)
-    return builder.compile(checkpointer=checkpointer, name=name)
+    return builder.compile(checkpointer=checkpointer, store=store, name=name)
 
 
 graph = build_memory_graph()

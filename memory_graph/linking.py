@@ -38,12 +38,11 @@ from wordfreq import zipf_frequency
 
 from memory_graph.config import Context
 from memory_graph.extract.rules import FORGET, WE, speaker_subject
-from memory_graph.records import MemoryRecord
-from memory_graph.store import Ledger, Store, now_iso, short_id
+from memory_graph.records import LIVE_STATUSES, MemoryRecord
+from memory_graph.store import Store, Tx
 from memory_graph.tokens import count_tokens
 
 MULTI_VALUED = {"pets", "likes", "dislikes", "languages", "hobbies", "children", "friends", "siblings", "skills"}
-LIVE = ("current", "contested")
 
 
 def normalise_value(value: str) -> str:
@@ -80,8 +79,7 @@ def cardinality(store: Store, namespace: str, record: MemoryRecord) -> Cardinali
 
 def learned_cardinality(store: Store, namespace: str, attribute: str) -> Cardinality:
     """What the namespace's schema votes say about an undeclared ``attribute`` (see ``cardinality``)."""
-    rows = store.ledger.query("SELECT replacements, coexist FROM schema_votes WHERE namespace=? AND attribute=?", (namespace, attribute))
-    replacements, coexist = (rows[0]["replacements"], rows[0]["coexist"]) if rows else (0, 0)
+    replacements, coexist = store.ledger.schema_votes(namespace, attribute)
     if coexist and coexist >= replacements:
         return "multi"
     return "single" if replacements >= LEARN_SINGLE_AFTER and not coexist else "unknown"
@@ -219,7 +217,7 @@ def nearest_live(store: Store, ns: str, vector: Any, k: int, scope: str | None =
     """The ``k`` live (current or contested) memories nearest to ``vector`` (of ``scope`` when given), as
     ``(row, cosine)`` in ``ranked`` order. ``pending``: ids written earlier in the same batch (not yet in the
     vector index), scored like indexed ones, so a batch's boundaries do not change the answer."""
-    where: dict[str, Any] = {"status": {"$in": list(LIVE)}}
+    where: dict[str, Any] = {"status": {"$in": list(LIVE_STATUSES)}}
     if scope is not None:
         where["scope"] = scope
     scores = dict(store.search_memories(vector, ns, k + INDEX_MARGIN, where))
@@ -227,7 +225,7 @@ def nearest_live(store: Store, ns: str, vector: Any, k: int, scope: str | None =
     fresh = [rows[mid] for mid in dict.fromkeys(pending) if mid in rows and mid not in scores]
     if fresh:
         scores.update(zip([r["id"] for r in fresh], (store.embed([r["text"] for r in fresh]) @ vector).tolist(), strict=True))
-    live = [(r, scores[r["id"]]) for r in rows.values() if r["status"] in LIVE and (scope is None or r["scope"] == scope)]
+    live = [(r, scores[r["id"]]) for r in rows.values() if r["status"] in LIVE_STATUSES and (scope is None or r["scope"] == scope)]
     return ranked(live)[:k]
 
 
@@ -316,12 +314,8 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord) -> l
     clause and the memory text) and shares a content word stem with it.
     """
     subjects = compatible_subjects(record)
-    scoped = " AND scope=?" if record.scope or not record.forget else ""
-    rows = store.ledger.query(
-        f"SELECT * FROM memories WHERE namespace=? AND subject IN ({','.join('?' * len(subjects))}) AND status IN (?,?) "
-        f"AND kind != 'event' AND polarity > 0{scoped} ORDER BY valid_from, rowid",
-        (namespace, *subjects, *LIVE, *([record.scope] if scoped else [])),
-    )
+    scope = record.scope if record.scope or not record.forget else None
+    rows = store.ledger.live_memories(namespace, subjects, scope, asserted_only=True)
     if not rows:
         return []
     structured = bool(record.attribute) and record.attribute != record.frame
@@ -354,18 +348,10 @@ def _forget_targets(store: Store, namespace: str, record: MemoryRecord, pending:
     FORGET_SIMILARITY to "<subject>'s X"). "forget my old/former/previous X" covers only X's superseded values."""
     subjects = compatible_subjects(record)
     if PAST_QUALIFIER.match(record.value):  # "forget my old address": the replaced values only
-        return list(store.ledger.query(
-            f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status='superseded' AND subject IN ({','.join('?' * len(subjects))}) "
-            "ORDER BY valid_from, rowid",
-            (namespace, record.attribute, *subjects),
-        ))
+        return store.ledger.memories_of_attribute(namespace, subjects, record.attribute, ("superseded",))
     targets = {row["id"]: row for row in _retraction_targets(store, namespace, record)}
     if record.attribute != record.frame:  # "forget my address": every value of the named attribute
-        for row in store.ledger.query(
-            f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status IN (?,?) AND subject IN ({','.join('?' * len(subjects))}) "
-            "ORDER BY valid_from, rowid",
-            (namespace, record.attribute, *LIVE, *subjects),
-        ):
+        for row in store.ledger.memories_of_attribute(namespace, subjects, record.attribute, LIVE_STATUSES):
             targets[row["id"]] = row
     owner = "The user's" if record.subject == "user" else f"{record.subject}'s"
     vector = store.embed([f"{owner} {record.value}"])[0]
@@ -375,56 +361,10 @@ def _forget_targets(store: Store, namespace: str, record: MemoryRecord, pending:
     if record.subject == speaker_subject(record.source) and record.value.strip():
         # the speaker's own notes keep their words: "forget my ex" covers "My ex lives in Paris." by the phrase
         phrase = re.compile(rf"\bmy {re.escape(record.value.strip())}\b", re.IGNORECASE)
-        for row in store.ledger.query(
-            f"SELECT * FROM memories WHERE namespace=? AND status IN (?,?) AND subject IN ({','.join('?' * len(subjects))}) "
-            "AND text LIKE ? ORDER BY valid_from, rowid",
-            (namespace, *LIVE, *subjects, f"%my {record.value.strip()}%"),
-        ):
+        for row in store.ledger.live_memories_quoting(namespace, subjects, f"my {record.value.strip()}"):
             if phrase.search(row["text"]) and not FORGET.search(row["text"]):  # not an earlier forget request
                 targets.setdefault(row["id"], row)
     return list(targets.values())
-
-
-def _insert_memory(cur: Any, namespace: str, record: MemoryRecord, ctx: Context, status: str = "current") -> str:
-    memory_id = short_id(cur, "memories")
-    now = now_iso()
-    cur.execute(
-        "INSERT INTO memories(id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, "
-        "valid_to, status, retention, confidence, polarity, multi, frame, tokens, created_at, updated_at, indexed) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,NULL,?, 'active',?,?,?,?,?,?,?,0)",
-        (
-            memory_id, namespace, record.text, record.kind, record.subject, record.attribute, record.value,
-            record.scope, record.source, record.valid_from, status, record.confidence, record.polarity,
-            int(record.multi), record.frame, count_tokens(record.text, ctx.encoding), now, now,
-        ),
-    )
-    cur.execute(
-        "INSERT OR IGNORE INTO provenance(memory_id, observation_id, ref, namespace) VALUES (?,?,?,?)",
-        (memory_id, record.observation_id, record.ref, namespace),
-    )
-    Ledger.add_event(cur, namespace, memory_id, "formed", extractor=record.extractor, ref=record.ref or "")
-    return memory_id
-
-
-def end_memory(cur: Any, namespace: str, old: Any, new_id_: str, valid_to: str, status: str, type_: str, reason: str) -> None:
-    """End memory ``old`` (a row or ``{"id": ...}``) at ``valid_to`` (ISO-8601 UTC) with ``status``, and write
-    the link ``new_id_ -> old`` of ``type_`` with ``reason`` and a status event, in the caller's transaction."""
-    cur.execute(
-        "UPDATE memories SET status=?, valid_to=?, updated_at=?, indexed=0 WHERE id=? AND namespace=?",
-        (status, valid_to, now_iso(), old["id"], namespace),
-    )
-    Ledger.add_link(cur, namespace, new_id_, old["id"], type_, reason)
-    Ledger.add_event(cur, namespace, old["id"], f"status:{status}", by=new_id_, reason=reason)
-
-
-def vote(cur: Any, namespace: str, attribute: str, column: str) -> None:
-    """Count one piece of schema evidence for ``attribute``: ``column`` is ``replacements`` (a confirmed
-    replacement) or ``coexist`` (a value added beside a live one); see ``cardinality``."""
-    cur.execute(
-        f"INSERT INTO schema_votes(namespace, attribute, {column}) VALUES (?,?,1) "
-        f"ON CONFLICT(namespace, attribute) DO UPDATE SET {column} = {column} + 1",
-        (namespace, attribute),
-    )
 
 
 def link_records(
@@ -443,20 +383,16 @@ def link_records(
     created: list[str] = []
     proposals = proposals or {}
     voted: set[tuple[str, str]] = set()  # (observation, attribute) pairs that already voted in this batch
-    with store.write_lock, store.ledger.tx() as cur:
+    with store.write() as tx:
         # idempotent: an observation another run (or process) already linked forms nothing again; this run
         # and a run that picked up the same crash-interrupted observation cannot both write its memories
-        sources = sorted({r.observation_id for r in records})
-        done = {r["id"] for r in cur.execute(
-            f"SELECT id FROM observations WHERE namespace=? AND processed=1 AND id IN ({','.join('?' * len(sources))})",
-            (namespace, *sources),
-        ).fetchall()} if sources else set()
+        done = tx.processed_among(namespace, [r.observation_id for r in records])
         for i, record in sorted(enumerate(records), key=lambda ir: ir[1].valid_from):
             if record.observation_id in done:  # report what the other run formed from it (the caller's result)
-                if (earlier := _formed_elsewhere(cur, namespace, record)) is not None:
+                if (earlier := _formed_elsewhere(tx, namespace, record)) is not None:
                     actions.append(earlier)
                 continue
-            action = _link_one(cur, store, ctx, namespace, record, created, proposals.get(i), voted)
+            action = _link_one(tx, store, ctx, namespace, record, created, proposals.get(i), voted)
             action["record"] = record
             actions.append(action)
             touched.extend(action["targets"])
@@ -464,43 +400,36 @@ def link_records(
                 created.append(action["id"])
             elif action["action"] == "duplicate":
                 touched.append(action["id"])
-        cur.executemany("UPDATE observations SET processed=1 WHERE namespace=? AND id=?", [(namespace, o) for o in processed])
+        tx.mark_processed(namespace, processed)
     store.index_memories(created)  # one batch: ids created in this call
     store.sync_metadata(sorted(set(touched) - set(created)))
     return actions
 
 
-def _formed_elsewhere(cur: Any, ns: str, record: MemoryRecord) -> dict[str, Any] | None:
+def _formed_elsewhere(tx: Tx, ns: str, record: MemoryRecord) -> dict[str, Any] | None:
     """The memory another run formed for ``record`` from the same observation (provenance, same slot and value),
     as a ``"duplicate"`` action; None when it formed none for this record."""
-    row = cur.execute(
-        "SELECT m.id FROM memories m JOIN provenance p ON p.memory_id = m.id WHERE p.observation_id=? AND "
-        "m.namespace=? AND m.subject=? AND m.attribute=? AND m.value=? ORDER BY m.rowid LIMIT 1",
-        (record.observation_id, ns, record.subject, record.attribute, record.value),
-    ).fetchone()
-    if row is None:
+    memory_id = tx.formed_from(ns, record.observation_id, record.subject, record.attribute, record.value)
+    if memory_id is None:
         return None
-    return {"action": "duplicate", "id": row["id"], "targets": [], "reason": "formed by a concurrent run", "record": record}
+    return {"action": "duplicate", "id": memory_id, "targets": [], "reason": "formed by a concurrent run", "record": record}
 
 
-def _proposed(cur: Any, store: Store, ns: str, proposal: tuple[list[str], str] | None, record: MemoryRecord) -> list[Any]:
+def _proposed(tx: Tx, store: Store, ns: str, proposal: tuple[list[str], str] | None, record: MemoryRecord) -> list[Any]:
     """The LLM linker's proposed targets that are still live, single-valued and linkable (``may_link``), marked
     with its reason; when it names memories of several attributes, only those of the first (one fact
     replaces one slot)."""
     if not proposal:
         return []
     ids, reason = proposal
-    got = cur.execute(
-        f"SELECT * FROM memories WHERE namespace=? AND status IN (?,?) AND id IN ({','.join('?' * len(ids))}) ORDER BY valid_from, rowid",
-        (ns, *LIVE, *ids),
-    ).fetchall()
+    got = tx.live_by_ids(ns, ids)
     single = [r for r in got if may_link(record, r) and not r["multi"] and r["attribute"] not in MULTI_VALUED
               and (r["attribute"] == r["frame"] or learned_cardinality(store, ns, r["attribute"]) != "multi")]
     return [{**dict(r), "llm_reason": reason} for r in single if r["attribute"] == single[0]["attribute"]]
 
 
 def link_targets(
-    cur: Any, store: Store, ns: str, record: MemoryRecord, card: Cardinality, pending: Sequence[str] = (),
+    tx: Tx, store: Store, ns: str, record: MemoryRecord, card: Cardinality, pending: Sequence[str] = (),
     proposal: tuple[list[str], str] | None = None,
 ) -> tuple[list[Any], list[Any]]:
     """What ``record`` may link to, as ``(predecessors, ended)``: the one place where rows reach the writers
@@ -522,14 +451,10 @@ def link_targets(
     asserted = record.kind != "event" and record.polarity > 0 and card != "multi"
     paths: list[Callable[[], Sequence[Any]]] = []
     if not free_text:
-        paths.append(lambda: cur.execute(
-            f"SELECT * FROM memories WHERE namespace=? AND subject IN ({','.join('?' * len(subjects))}) AND attribute=? "
-            "AND scope=? AND status IN (?,?) ORDER BY valid_from, rowid",
-            (ns, *subjects, record.attribute, record.scope, *LIVE),
-        ).fetchall())
+        paths.append(lambda: tx.live_in_slot(ns, subjects, record.attribute, record.scope))
     if asserted:
         paths.append(lambda: _frame_matches(store, ns, record, pending))
-        paths.append(lambda: _proposed(cur, store, ns, proposal, record))
+        paths.append(lambda: _proposed(tx, store, ns, proposal, record))
     predecessors: list[Any] = []
     for path in paths:
         predecessors = gate(path())
@@ -542,50 +467,42 @@ def link_targets(
 
 
 def _link_one(
-    cur: Any, store: Store, ctx: Context, ns: str, record: MemoryRecord, pending: Sequence[str] = (),
+    tx: Tx, store: Store, ctx: Context, ns: str, record: MemoryRecord, pending: Sequence[str] = (),
     proposal: tuple[list[str], str] | None = None, voted: set[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     voted = set() if voted is None else voted
     if record.forget:
-        targets = link_targets(cur, store, ns, record, "single", pending)[1] if ctx.linking else []
+        targets = link_targets(tx, store, ns, record, "single", pending)[1] if ctx.linking else []
         for old in targets:
             # valid_to = valid_from: a forgotten memory is held at no time, so as_of recall never shows it again
-            end_memory(cur, ns, old, "forget-request", old["valid_from"], "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
+            tx.end_memory(ns, old["id"], "forget-request", old["valid_from"], "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
         return {"action": "forget", "id": None, "targets": [t["id"] for t in targets], "reason": "forget request"}
 
     if not ctx.linking:
-        return {"action": "new", "id": _insert_memory(cur, ns, record, ctx), "targets": [], "reason": ""}
+        return {"action": "new", "id": tx.add_memory(ns, record, count_tokens(record.text, ctx.encoding)), "targets": [], "reason": ""}
 
     free_text = record.attribute == record.frame
     card: Cardinality = ("multi" if record.multi else "single") if free_text else cardinality(store, ns, record)
-    same_key, retracted = link_targets(cur, store, ns, record, card, pending, proposal)
+    same_key, retracted = link_targets(tx, store, ns, record, card, pending, proposal)
     norm = normalise_value(record.value)
     for old in same_key:
         if normalise_value(old["value"]) == norm and old["polarity"] == record.polarity:
-            cur.execute(
-                "INSERT OR IGNORE INTO provenance(memory_id, observation_id, ref, namespace) VALUES (?,?,?,?)",
-                (old["id"], record.observation_id, record.ref, ns),
-            )
-            cur.execute(
-                "UPDATE memories SET confidence=MIN(0.99, confidence + 0.05), updated_at=? WHERE id=?",
-                (now_iso(), old["id"]),
-            )
-            Ledger.add_event(cur, ns, old["id"], "corroborated", ref=record.ref or "")
+            tx.corroborate(ns, old["id"], record.observation_id, record.ref)
             return {"action": "duplicate", "id": old["id"], "targets": [], "reason": "same key and value"}
 
     if record.polarity < 0:
-        new = _insert_memory(cur, ns, record, ctx)
+        new = tx.add_memory(ns, record, count_tokens(record.text, ctx.encoding))
         targets = retracted
         for old in targets:
-            end_memory(cur, ns, old, new, record.valid_from, "retracted", "retracts", "negation / retraction wording")
+            tx.end_memory(ns, old["id"], new, record.valid_from, "retracted", "retracts", "negation / retraction wording")
         return {"action": "retract" if targets else "new", "id": new, "targets": [t["id"] for t in targets],
                 "reason": "negation"}
 
     llm = "llm_reason" in same_key[0] if same_key else False
     if record.kind == "event" or not same_key or card == "multi" or (card == "unknown" and not record.update_cue and not llm):
         if same_key and record.kind != "event" and card == "multi" and not free_text:
-            vote(cur, ns, record.attribute, "coexist")  # counter-evidence against a single-valued attribute
-        return {"action": "new", "id": _insert_memory(cur, ns, record, ctx), "targets": [], "reason": ""}
+            tx.vote(ns, record.attribute, "coexist")  # counter-evidence against a single-valued attribute
+        return {"action": "new", "id": tx.add_memory(ns, record, count_tokens(record.text, ctx.encoding)), "targets": [], "reason": ""}
 
     if llm:
         reason = f"LLM linker: {same_key[0]['llm_reason'] or 'no reason given'}"
@@ -596,25 +513,24 @@ def _link_one(
     if ctx.trust == "source":
         conflicting = [o for o in same_key if o["source"] != record.source]
         if conflicting:
-            new = _insert_memory(cur, ns, record, ctx, status="contested")
+            new = tx.add_memory(ns, record, count_tokens(record.text, ctx.encoding), status="contested")
             for old in conflicting:
-                cur.execute("UPDATE memories SET status='contested', updated_at=?, indexed=0 WHERE id=?", (now_iso(), old["id"]))
-                Ledger.add_link(cur, ns, new, old["id"], "contests", f"conflicting sources {record.source} vs {old['source']}")
+                tx.contest(ns, new, old["id"], f"conflicting sources {record.source} vs {old['source']}")
             same_source = [o for o in same_key if o["source"] == record.source]
             for old in same_source:
-                end_memory(cur, ns, old, new, record.valid_from, "superseded", "supersedes", reason + ", same source")
+                tx.end_memory(ns, old["id"], new, record.valid_from, "superseded", "supersedes", reason + ", same source")
             return {"action": "contest", "id": new, "targets": [o["id"] for o in same_key], "reason": "conflicting sources"}
 
     newer = [o for o in same_key if o["valid_from"] > record.valid_from]
     if newer:  # arrived out of order: the record is already replaced by a later one
-        new = _insert_memory(cur, ns, record, ctx)
+        new = tx.add_memory(ns, record, count_tokens(record.text, ctx.encoding))
         head = newer[0]
-        end_memory(cur, ns, {"id": new}, head["id"], head["valid_from"], "superseded", "supersedes", "same key, later value already known")
+        tx.end_memory(ns, new, head["id"], head["valid_from"], "superseded", "supersedes", "same key, later value already known")
         return {"action": "new", "id": new, "targets": [], "reason": "out of order"}
-    new = _insert_memory(cur, ns, record, ctx)
+    new = tx.add_memory(ns, record, count_tokens(record.text, ctx.encoding))
     for old in same_key:
-        end_memory(cur, ns, old, new, record.valid_from, "superseded", "supersedes", reason)
+        tx.end_memory(ns, old["id"], new, record.valid_from, "superseded", "supersedes", reason)
     if not free_text and (record.update_cue or llm) and (record.observation_id, record.attribute) not in voted:
         voted.add((record.observation_id, record.attribute))  # one message is one piece of evidence
-        vote(cur, ns, record.attribute, "replacements")  # a confirmed replacement: evidence of a single value
+        tx.vote(ns, record.attribute, "replacements")  # a confirmed replacement: evidence of a single value
     return {"action": "supersede", "id": new, "targets": [o["id"] for o in same_key], "reason": reason}

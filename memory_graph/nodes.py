@@ -23,7 +23,7 @@ from memory_graph.extract import rules
 from memory_graph.messages import message_text as _message_text
 from memory_graph.records import MemoryRecord, Observation
 from memory_graph.state import MemoryState
-from memory_graph.store import Store, now_iso, short_id
+from memory_graph.store import Store
 from memory_graph.timeutil import parse_time, to_iso
 
 MAX_OBSERVATION_CHARS = 1_000_000
@@ -32,9 +32,11 @@ CHUNK_CHARS = 2_000
 """A message longer than this is stored as several observations (chunks) of at most this many characters."""
 
 
-def get_store(ctx: Context) -> Store:
-    """The shared store of the context (opened on first use; it holds no lock between operations)."""
-    return Store.get(ctx.store_path, ctx.embedding_model)
+def get_store(ctx: Context, runtime: Runtime[Context] | None = None) -> Store:
+    """The storage of this run: the one injected as the graph's store (``compile(store=MemoryStore(...))``, a
+    LangGraph Server's configured store, ``runtime.store``) when it is a memory-graph store, else the store folder
+    of the context (``Context.store_path``, opened once per process; it holds no lock between operations)."""
+    return Store.of(runtime.store if runtime is not None else None, ctx.store_path, ctx.embedding_model)
 
 
 def _ctx(runtime: Runtime[Context] | None) -> Context:
@@ -55,7 +57,7 @@ def _pending_messages(store: Store, ns: str, messages: list[AnyMessage]) -> list
     """Messages not yet stored as observations (matched by message id = observation ref)."""
     out = []
     refs = [m.id for m in messages if m.id]
-    seen = {r["ref"] for r in store.ledger.query_in("SELECT ref FROM observations WHERE namespace=? AND ref IN ({marks})", ns, refs)}
+    seen = {r["ref"] for r in store.ledger.observations_by_ref(ns, refs)}
     for m in messages:
         speaker = _speaker(m)
         text = _message_text(m).strip()
@@ -160,7 +162,7 @@ def route(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
 def credit(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Apply the explicit feedback, or infer the previous answer's outcome from the next user turn."""
     ctx = _ctx(runtime)
-    store = get_store(ctx)
+    store = get_store(ctx, runtime)
     fb = state.feedback
     if fb:
         result = credit_mod.apply_feedback(
@@ -169,15 +171,13 @@ def credit(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
         )
         return {"credit": result, "feedback": None}
     recall_id = state.last_recall_id
-    rows = store.ledger.query("SELECT outcome FROM recalls WHERE namespace=? AND id=?", (ctx.user_id, recall_id))
+    recall = store.ledger.recall(ctx.user_id, recall_id) if recall_id else None
     humans = [i for i, m in enumerate(state.messages) if isinstance(m, HumanMessage)]
-    if not rows or rows[0]["outcome"] is not None or len(humans) < 2:
+    if recall is None or recall["outcome"] is not None or len(humans) < 2:
         return {"credit": None}
     last_h, prev_h = humans[-1], humans[-2]
     newest_id = state.messages[last_h].id
-    if newest_id and store.ledger.query(
-        "SELECT 1 FROM observations WHERE namespace=? AND ref=? LIMIT 1", (ctx.user_id, newest_id)
-    ):
+    if newest_id and store.ledger.has_observation_ref(ctx.user_id, newest_id):
         return {"credit": None}  # not a new user turn (e.g. a second call within the same turn)
     answer = next((_message_text(m) for m in reversed(state.messages[prev_h:last_h]) if isinstance(m, AIMessage) and _message_text(m)), "")
     tool_args = " ".join(str(tc.get("args")) for m in state.messages[prev_h:last_h] if isinstance(m, AIMessage) for tc in m.tool_calls)
@@ -189,14 +189,13 @@ def credit(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
 def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Store the new observations (one transaction) and extract memory records from them."""
     ctx = _ctx(runtime)
-    store = get_store(ctx)
+    store = get_store(ctx, runtime)
     raw = list(state.observations) + _pending_messages(store, ctx.user_id, state.messages)
     observations = [chunk for o in raw for chunk in split_long(validate_observation(o))]
     refs = [o["ref"] for o in observations if o["ref"]]
     reprocess: list[Observation] = []
     if refs:  # the same message (same ref and text) observed again: a no-op once its memories were formed
-        known = {(r["ref"], r["text"]): r for r in store.ledger.query_in(
-            "SELECT * FROM observations WHERE namespace=? AND ref IN ({marks})", ctx.user_id, refs)}
+        known = {(r["ref"], r["text"]): r for r in store.ledger.observations_by_ref(ctx.user_id, refs)}
         reprocess = [  # stored earlier but interrupted before linking: form its memories now
             Observation(**{k: known[key][k] for k in ("id", "text", "speaker", "source", "time", "session_id", "ref")})
             for key in dict.fromkeys((o["ref"], o["text"]) for o in observations)
@@ -208,8 +207,7 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     seen = {o.id for o in reprocess}
     reprocess += [
         Observation(**{k: r[k] for k in ("id", "text", "speaker", "source", "time", "session_id", "ref")})
-        for r in store.ledger.query(
-            "SELECT * FROM observations WHERE namespace=? AND processed=0 ORDER BY time, rowid LIMIT 256", (ctx.user_id,))
+        for r in store.ledger.unprocessed_observations(ctx.user_id)
         if r["id"] not in seen
     ]
     if not observations and not reprocess:
@@ -217,16 +215,9 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     # the model is configured before anything is written: a configuration error (no key) stores nothing
     model = make_chat_model(ctx.model, ctx.base_url, deadline=state.turn_deadline, budget_s=ctx.model_deadline_s) if ctx.model else None
     stored: list[Observation] = list(reprocess)
-    with store.write_lock, store.ledger.tx() as cur:
+    with store.write() as tx:
         for o in observations:
-            obs = Observation(id=short_id(cur, "observations"), **o)
-            cur.execute(
-                "INSERT INTO observations(id, namespace, text, speaker, source, time, session_id, ref, created_at, "
-                "withheld) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (obs.id, ctx.user_id, obs.text, obs.speaker, obs.source, obs.time, obs.session_id, obs.ref, now_iso(),
-                 int(rules.withheld(obs.text))),
-            )
-            stored.append(obs)
+            stored.append(Observation(id=tx.add_observation(ctx.user_id, **o, withheld=rules.withheld(o["text"])), **o))
     records: list[MemoryRecord] = []
     for obs in stored:
         records.extend(llm_extractor.extract(model, obs) if model is not None else rules.extract(obs))
@@ -239,7 +230,7 @@ def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Link the extracted records to what they supersede, write them, and mark this run's observations
     processed (in the same transaction), so an interrupted run is completed when the message comes again."""
     ctx = _ctx(runtime)
-    store = get_store(ctx)
+    store = get_store(ctx, runtime)
     records = [MemoryRecord.model_validate(r) for r in state.extracted]
     model = make_chat_model(ctx.model, ctx.base_url, deadline=state.turn_deadline, budget_s=ctx.model_deadline_s) if ctx.model and ctx.llm_linker and ctx.linking else None
     proposals = llm_linker.propose_all(model, store, ctx.user_id, records) if model is not None else {}
@@ -255,7 +246,7 @@ def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
 def retrieve(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Recall context for the query (or the newest human message) under the token budget."""
     ctx = _ctx(runtime)
-    store = get_store(ctx)
+    store = get_store(ctx, runtime)
     query = state.query.strip()
     if not query:
         newest = next((m for m in reversed(state.messages) if isinstance(m, HumanMessage)), None)

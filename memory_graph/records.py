@@ -22,6 +22,9 @@ def searchable_text(text: str, source: str) -> str:
         return text
     return f"{name}: {text}"
 
+LIVE_STATUSES = ("current", "contested")
+"""Statuses of a memory that is held now (the one place that owns them); the others end it."""
+
 Kind = Literal["state", "preference", "event", "note"]
 Status = Literal["current", "superseded", "contested", "retracted"]
 Retention = Literal["active", "low_value", "compressed", "archived"]

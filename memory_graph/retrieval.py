@@ -2,7 +2,7 @@
 
 1. Candidates (hybrid pool): Chroma nearest neighbours of the query among the namespace's memories, filtered
    *inside* Chroma by status (current/contested) or, with ``as_of``, by validity interval (valid_from <=
-   as_of < valid_to); plus the BM25 hits the vector search missed (``memory_graph.lexical``, same filter)
+   as_of < valid_to); plus the BM25 hits the vector search missed (``memory_graph.store.lexical``, same filter)
    and the same-key facts of the best candidates (each scope's value, every value of a multi-valued key);
    archived memories are left out unless ``include_history``. Over-fetch: 4 x max_items, >= 40.
 2. Score: cosine relevance, Beta posterior of helpfulness, confidence, recency (``memory_graph.usefulness``).
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import html
-import json
 import numbers
 import re
 import unicodedata
@@ -32,9 +31,8 @@ from memory_graph.config import Context
 from memory_graph.errors import InvalidInputError
 from memory_graph.extract.rules import is_assistant
 from memory_graph.knapsack import knapsack
-from memory_graph.lexical import lexical_search
 from memory_graph.records import Recall, RecallItem, Status
-from memory_graph.store import Ledger, Store, new_id, now_iso
+from memory_graph.store import Store, new_id
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
 from memory_graph.usefulness import (
@@ -470,9 +468,9 @@ def _held(row: Any, as_of_iso: str | None, include_history: bool) -> bool:
 def _lexical_hits(
     store: Store, ns: str, query: str, vector: Any, seen: set[str], as_of_iso: str | None, include_history: bool
 ) -> list[tuple[str, float]]:
-    """BM25 hits (``memory_graph.lexical``) the vector search missed, that pass the same status/validity
+    """BM25 hits (``memory_graph.store.lexical``) the vector search missed, that pass the same status/validity
     filter, with their cosine similarity to the query: the lexical half of the hybrid pool."""
-    extra = [m for m in lexical_search(store, ns, query) if m not in seen]
+    extra = [m for m in store.search_lexical(ns, query) if m not in seen]
     if not extra:
         return []
     rows = store.ledger.memories(ns, extra)
@@ -497,10 +495,7 @@ def _same_key_hits(
     keys = {(r["subject"], r["attribute"]) for r in store.ledger.memories(ns, top).values() if r["attribute"] != r["frame"]}
     extra: list[str] = []
     for subject, attribute in sorted(keys):
-        for row in store.ledger.query(
-            "SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? ORDER BY valid_from DESC, rowid DESC LIMIT 20",
-            (ns, subject, attribute),
-        ):
+        for row in store.ledger.newest_of_key(ns, subject, attribute):
             if row["id"] not in seen and row["id"] not in extra and _held(row, as_of_iso, include_history):
                 extra.append(row["id"])
     vectors = store.memory_vectors(extra)
@@ -556,10 +551,7 @@ def _observation_candidates(
     hits = store.search_observations(vector, ns, n, where)
     if not hits:
         return []
-    rows = {r["id"]: r for r in store.ledger.query_in(
-        "SELECT o.id, o.text, o.speaker, o.source, o.time, o.ref FROM observations o WHERE o.namespace=? AND o.id IN ({marks}) "
-        "AND o.withheld = 0 AND NOT EXISTS (SELECT 1 FROM provenance p WHERE p.observation_id = o.id)", ns,
-        [h[0] for h in hits])}
+    rows = store.ledger.unlinked_observations(ns, [h[0] for h in hits])
     best = max([best_memory_sim] + [s for i, s in hits if i in rows])
     out = []
     for oid, sim in hits:
@@ -639,12 +631,6 @@ def _reason(i: int, chosen: set[int], value: float, tokens: int, room: int, guar
 
 
 def _persist(store: Store, ns: str, record: Recall, task: str | None) -> None:
-    with store.write_lock, store.ledger.tx() as cur:
-        cur.execute(
-            "INSERT INTO recalls(id, namespace, query, as_of, task, budget, candidates, chosen, created_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?)",
-            (record.id, ns, record.query, record.as_of, task, record.budget_tokens, json.dumps(record.candidates),
-             json.dumps([it.id for it in record.items]), now_iso()),
-        )
-        for it in record.items:
-            Ledger.add_stats(cur, ns, it.id, task, "shown", 1)
+    with store.write() as tx:
+        tx.add_recall(ns, recall_id=record.id, query=record.query, as_of=record.as_of, task=task,
+                      budget=record.budget_tokens, candidates=record.candidates, chosen=[it.id for it in record.items])

@@ -10,7 +10,8 @@ are removed from the thread again (so the owner's next run never reads or stores
 ``ThreadOwnerError``; nothing of the thread reaches the other user through the graph. (Reading a thread's state
 through the server's own API is the server's business: see docs/ARCHITECTURE.md, "Thread ownership".)
 
-The CLI chat persists its threads with ``SqliteSaver`` in ``<store>/threads.sqlite3``. A thread belongs to
+The CLI chat persists its threads with ``SqliteSaver`` in ``<store>/threads.sqlite3`` (a hard delete rewrites
+them: ``memory_graph.store.checkpoints``). A thread belongs to
 the user that created it: the checkpointer's ``thread_id`` is :func:`thread_key` of (user id, the name the user
 chose), so another user passing any name, even one that spells the first user's key, reaches a different
 thread and can neither resume nor read it.
@@ -19,9 +20,7 @@ thread and can neither resume nor read it.
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NoReturn
 
 from langchain_core.messages import RemoveMessage
@@ -83,7 +82,8 @@ def add_owner_guard(builder: Any, first: str, clear: dict[str, Any] | None = Non
         if thread_id is not None:  # checkpointed: the store's record decides (``Ledger.claim_thread``)
             from memory_graph.store import Store
 
-            recorded = Store.get(ctx.store_path, ctx.embedding_model).ledger.claim_thread(str(thread_id), ctx.user_id)
+            store = Store.of(runtime.store, ctx.store_path, ctx.embedding_model)
+            recorded = store.ledger.claim_thread(str(thread_id), ctx.user_id)
         return guard_update(state, ctx.user_id, dict(clear or {}), recorded)
 
     builder.add_node("owner_guard", owner_guard)
@@ -109,7 +109,8 @@ def owner_of(key: str) -> str | None:
     return None
 
 
-def _quotes(value: Any, needles: list[str]) -> bool:
+def quotes_any(value: Any, needles: list[str]) -> bool:
+    """Whether ``value`` (any JSON-able value; messages by their content) contains a needle (lower-cased)."""
     try:
         text = json.dumps(value, default=lambda o: getattr(o, "content", None) or repr(o), ensure_ascii=False)
     except (TypeError, ValueError):
@@ -118,69 +119,13 @@ def _quotes(value: Any, needles: list[str]) -> bool:
     return any(n in low for n in needles)
 
 
-def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]) -> int:
-    """Rewrite the chat threads of ``user_id`` (and threads of no known owner, from older versions) in
-    ``folder/THREADS_FILE`` so that no message quotes erased content: a message whose text contains a needle
-    (case-insensitive) or whose id is in ``refs`` (the erased observations' refs) is dropped, any other channel
-    value that quotes a needle is cleared, the thread's history is replaced by one checkpoint of what remains,
-    subgraph checkpoints are dropped, and the file is VACUUMed. Returns the number of threads rewritten.
-    Threads of other users are never read or changed."""
-    path = folder / THREADS_FILE
-    if not path.exists():
-        return 0
-    from langchain_core.messages import BaseMessage
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    lowered = [n.lower() for n in needles if n]
-    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-    try:
-        saver = SqliteSaver(conn)
-        saver.setup()
-        thread_ids = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()]
-        rewritten = 0
-        for tid in thread_ids:
-            owner = owner_of(tid)
-            if owner is not None and owner != user_id:
-                continue
-            config: Any = {"configurable": {"thread_id": tid, "checkpoint_ns": ""}}
-            latest = saver.get_tuple(config)
-            nested = conn.execute("SELECT 1 FROM checkpoints WHERE thread_id=? AND checkpoint_ns != '' LIMIT 1", (tid,)).fetchone()
-            history = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id=?", (tid,)).fetchone()[0]
-            if latest is None:
-                continue
-            values = dict(latest.checkpoint.get("channel_values") or {})
-            changed = False
-            for key, value in list(values.items()):
-                if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
-                    kept = kept_messages(value, refs, lowered)
-                    if len(kept) != len(value):
-                        values[key], changed = kept, True
-                elif _quotes(value, lowered):
-                    values[key] = "" if isinstance(value, str) else None
-                    changed = True
-            if not changed and not (history > 1 and _thread_quotes(conn, tid, lowered)) and not nested:
-                continue
-            checkpoint: Any = {**latest.checkpoint, "channel_values": values}
-            saver.delete_thread(tid)
-            saver.put(config, checkpoint, {"source": "update", "step": -1, "parents": {}},
-                      dict(checkpoint.get("channel_versions") or {}))
-            rewritten += 1
-        if rewritten:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            conn.execute("VACUUM")
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return rewritten
-    finally:
-        conn.close()
-
-
 def kept_messages(messages: list[Any], refs: set[str], needles: list[str]) -> list[Any]:
     """``messages`` without those that quote a needle (lower-cased) in their content, tool-call arguments or
     extra fields, or whose id is in ``refs``; a tool call and its tool result go together (a dropped AI message's
     results, and an AI message whose results were dropped), so the thread stays a valid conversation."""
 
     def quotes(m: Any) -> bool:
-        return m.id in refs or _quotes([m.content, getattr(m, "tool_calls", None), m.additional_kwargs], needles)
+        return m.id in refs or quotes_any([m.content, getattr(m, "tool_calls", None), m.additional_kwargs], needles)
 
     dropped = {i for i, m in enumerate(messages) if quotes(m)}
     while True:
@@ -192,14 +137,3 @@ def kept_messages(messages: list[Any], refs: set[str], needles: list[str]) -> li
         if not more:
             return [m for i, m in enumerate(messages) if i not in dropped]
         dropped |= more
-
-
-def _thread_quotes(conn: sqlite3.Connection, tid: str, needles: list[str]) -> bool:
-    """Whether any stored checkpoint or pending write of thread ``tid`` holds a needle's bytes (a cheap check of
-    the older checkpoints, which the latest one no longer shows)."""
-    for table, column in (("checkpoints", "checkpoint"), ("writes", "value")):
-        for (blob,) in conn.execute(f"SELECT {column} FROM {table} WHERE thread_id=?", (tid,)):
-            data = bytes(blob or b"").lower()
-            if any(n.encode("utf-8") in data for n in needles):
-                return True
-    return False

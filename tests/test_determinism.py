@@ -17,7 +17,7 @@ import pytest
 from fakes import StemBagEmbedder
 
 from memory_graph import Memory
-from memory_graph.store import ledger as ledger_mod
+from memory_graph.store import tx as tx_mod
 
 
 def day(n: int, hour: int = 9) -> str:
@@ -66,7 +66,7 @@ def chains(mem: Memory) -> Chains:
 
 def ingest(path: Path, turns: list[dict[str, str]], *, id_seed: int, batch: int, fake: bool,
            monkeypatch: pytest.MonkeyPatch) -> Chains:
-    monkeypatch.setattr(ledger_mod, "_RANDOM", random.Random(id_seed))  # other ids, same turns
+    monkeypatch.setattr(tx_mod, "_RANDOM", random.Random(id_seed))  # other ids, same turns
     with Memory(path, user_id="team") as mem:
         if fake:
             mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]

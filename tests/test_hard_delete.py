@@ -166,7 +166,7 @@ def test_a_hard_delete_killed_after_the_ledger_commit_is_finished_on_the_next_op
     """Third breaker run: killed 0.2-0.6 s into ``forget(hard=True)``, the ledger part was committed, the chat
     threads kept 223 copies of the text, and a retry was NotFoundError. The remaining steps are a job in the
     ledger, finished on the next open."""
-    import memory_graph.api as api
+    import memory_graph.store.checkpoints as checkpoints
 
     store = tmp_path / "s"
     with Memory(store, user_id="alice") as mem:
@@ -176,7 +176,7 @@ def test_a_hard_delete_killed_after_the_ledger_commit_is_finished_on_the_next_op
         def killed(*args: object, **kwargs: object) -> int:
             raise KeyboardInterrupt  # the process dies here
 
-        monkeypatch.setattr(api, "scrub_threads", killed)
+        monkeypatch.setattr(checkpoints, "scrub_threads", killed)
         with pytest.raises(KeyboardInterrupt):
             mem.forget(pin_id, hard=True)
         monkeypatch.undo()

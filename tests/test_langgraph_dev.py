@@ -96,6 +96,13 @@ def test_langgraph_dev_serves_agent_and_memory(server: tuple[str, Path]) -> None
     assert isinstance(out, dict) and "Lisbon" in out["memory_context"]
     assert out["memory_context"].startswith("<memory-context>")
 
+    # langgraph.json names MemoryStore as the server's store: its store API is the memory (put = observe,
+    # search = recall), in the same ledger
+    client.store.put_item(["dev-user", "notes"], key="locker", value={"content": "My locker number is 4417."})
+    assert client.store.get_item(["dev-user", "notes"], key="locker")["value"]["content"] == "My locker number is 4417."
+    hits = client.store.search_items(["dev-user"], query="What is my locker number?")["items"]
+    assert any("4417" in h["value"]["content"] for h in hits), hits
+
     # another user who finds the thread (threads.search lists it) cannot run on it: the run fails with
     # ThreadOwnerError, nothing is stored for them, and their message is not left in the owner's thread
     found = [t["thread_id"] for t in client.threads.search(limit=50)]

@@ -80,7 +80,7 @@ def test_recall_record_keeps_features_and_the_guard_reason(mem: Memory) -> None:
 
 
 def test_ids_cost_the_same_tokens_in_a_context_line(mem: Memory) -> None:
-    from memory_graph.store.ledger import ID_TOKENS
+    from memory_graph.store.tx import ID_TOKENS
 
     formed = mem.observe_many([{"text": f"Person {i} lives in Town {i}.", "speaker": "user"} for i in range(30)])
     costs = {count_tokens(f" [m:{f['id']}] ") for f in formed if f.get("id")}
@@ -88,17 +88,15 @@ def test_ids_cost_the_same_tokens_in_a_context_line(mem: Memory) -> None:
 
 
 def test_lexical_pool_finds_rare_words_rebuilds_and_stays_in_its_namespace(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from memory_graph.lexical import lexical_search
-
     with Memory(tmp_path / "s", user_id="ana") as ana:
         ana.observe("Our cat is called Zorblax.", time="2024-01-10T09:00:00")
         ana.observe("We use Kafka for events.", time="2024-01-11T09:00:00")
         store = ana.store
-        assert [ana.inspect(m)["text"] for m in lexical_search(store, "ana", "zorblax")] == ["Our cat is called Zorblax."]
-        assert lexical_search(store, "ana", "quantum chromodynamics") == []
+        assert [ana.inspect(m)["text"] for m in store.search_lexical("ana", "zorblax")] == ["Our cat is called Zorblax."]
+        assert store.search_lexical("ana", "quantum chromodynamics") == []
         ana.observe("Zorblax has a vet visit on Friday.", time="2024-01-12T09:00:00")
-        assert len(lexical_search(store, "ana", "zorblax")) == 2  # rebuilt after a new memory
-        assert lexical_search(store, "bob", "zorblax") == []
+        assert len(store.search_lexical("ana", "zorblax")) == 2  # rebuilt after a new memory
+        assert store.search_lexical("bob", "zorblax") == []
 
 
 def test_lexical_hits_obey_status_and_as_of(mem: Memory) -> None:

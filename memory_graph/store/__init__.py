@@ -42,10 +42,12 @@ from memory_graph.errors import (
 )
 from memory_graph.records import searchable_text
 from memory_graph.store.index import FAR_FUTURE, VectorIndex, scrub_unused_capacity
-from memory_graph.store.ledger import Ledger, new_id, now_iso, short_id
+from memory_graph.store.ledger import Ledger
+from memory_graph.store.lexical import LEXICAL_K, LexicalIndex
+from memory_graph.store.tx import Tx, new_id, now_iso
 from memory_graph.timeutil import to_epoch
 
-__all__ = ["StoreBusyError", "Store", "Ledger", "VectorIndex", "new_id", "now_iso", "short_id"]
+__all__ = ["StoreBusyError", "Store", "Ledger", "Tx", "VectorIndex", "new_id", "now_iso"]
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +109,7 @@ class Store:
         self._scrubbed: dict[str, tuple[int, int]] = {}  # HNSW files as last scrubbed (scrub_unused_capacity)
         self._index_generation: int | None = None  # the ledger's index generation this process's client saw
         self._index_written = False
+        self.lexical = LexicalIndex()
         try:
             self.ledger = Ledger(path / LEDGER_FILE)
         except sqlite3.DatabaseError as exc:
@@ -153,12 +156,27 @@ class Store:
             return store
 
     @classmethod
+    def of(cls, injected: Any, path: str | Path, embedding_model: str = "") -> Store:
+        """The store a graph run uses: ``injected`` (a LangGraph ``runtime.store``) when it carries a memory-graph
+        store (``memory_graph_store``, see :class:`memory_graph.langgraph_store.MemoryStore`), else the shared
+        store of ``path`` (:meth:`get`). Any other injected store (an app's ``InMemoryStore``) is not ours and is
+        left alone."""
+        store = getattr(injected, "memory_graph_store", None)
+        return store if isinstance(store, Store) else cls.get(path, embedding_model)
+
+    @classmethod
     def open(cls, path: str | Path, embedding_model: str = "", create: bool = True) -> Store:
         """Like :meth:`get`, taking a reference that :meth:`release` gives back."""
         store = cls.get(path, embedding_model, create=create)
         with _OPEN_LOCK:
             store.refs += 1
         return store
+
+    def retain(self) -> Store:
+        """Take one more reference (for a second owner of this object, e.g. a ``Memory`` built on it)."""
+        with _OPEN_LOCK:
+            self.refs += 1
+        return self
 
     def release(self) -> None:
         """Drop one reference; the last one closes the SQLite connection and the Chroma client."""
@@ -169,6 +187,46 @@ class Store:
                 with self._thread_lock:
                     self._close_index()
                     self.ledger.close()
+
+    # ---- hard delete ---------------------------------------------------------------------------------------
+
+    def erase(self, namespace: str, memory_ids: Sequence[str] = (), observation_ids: Sequence[str] = ()) -> dict[str, Any]:
+        """Erase ``memory_ids`` and ``observation_ids`` of ``namespace`` and everything that came from or quotes
+        them, from every file of the store (:mod:`memory_graph.store.erase`): one ledger transaction that also
+        queues the index deletions and the chat-thread scrub (``erase_jobs``), then the index purge and the scrub.
+
+        Returns: ``{"forgotten": [memory ids], "observations": [observation ids], "hard": True, "threads": n}``.
+        """
+        from memory_graph.store import erase as erase_mod
+
+        with self.session():
+            mids, obs_ids, needles = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids)
+            refs = {r["ref"] for r in self.ledger.observations(namespace, obs_ids).values() if r["ref"]}
+            with self.write() as tx:
+                erase_mod.apply(tx, namespace, mids, obs_ids, needles)
+                tx.add_event(namespace, None, "hard_forget", memories=len(mids), observations=len(obs_ids))
+                tx.add_erase_job(namespace, needles, sorted(refs))
+            self.reconcile()  # drops the queued index records and purges their vectors from Chroma's files
+            threads = self.finish_erasures()
+        return {"forgotten": mids, "observations": obs_ids, "hard": True, "threads": threads}
+
+    def finish_erasures(self) -> int:
+        """Finish every hard delete whose ledger part committed (``erase_jobs``, any namespace: a process may have
+        been killed in between): scrub the chat threads of its namespace, drop the job, VACUUM the ledger.
+        Returns the number of threads rewritten."""
+        from memory_graph.store import checkpoints
+
+        if not self.ledger.erase_jobs():
+            return 0
+        threads = 0
+        with self.session():
+            for job in self.ledger.erase_jobs():
+                threads += checkpoints.scrub_threads(self.path, job["namespace"], json.loads(job["needles"]),
+                                                     set(json.loads(job["refs"])))
+                with self.write() as tx:
+                    tx.drop_erase_job(job["id"])
+            self.ledger.vacuum()
+        return threads
 
     # ---- the folder lock -----------------------------------------------------------------------------------
 
@@ -207,11 +265,13 @@ class Store:
                     finally:
                         self._file_lock.release()
 
-    @property
-    def write_lock(self) -> contextlib.AbstractContextManager[Store]:
-        """The store's lock for a write (the same lock as :meth:`session`; kept for the callers' idiom
-        ``with store.write_lock, store.ledger.tx() as cur``)."""
-        return self.session()
+    @contextlib.contextmanager
+    def write(self) -> Iterator[Tx]:
+        """One write: the store's lock (:meth:`session`) and one ledger transaction, whose typed operations
+        (:class:`~memory_graph.store.tx.Tx`) are the only way code outside this package changes the ledger. It
+        commits when the block ends and rolls back when it raises."""
+        with self.session(), self.ledger.tx() as tx:
+            yield tx
 
     def _acquire_file_lock(self) -> None:
         started = time.monotonic()
@@ -299,6 +359,11 @@ class Store:
         """Nearest ``n`` observations of ``namespace`` matching ``where`` -> ``[(id, cosine)]``."""
         with self.session():
             return VectorIndex.search(self.index.observations, vector, namespace, n, where)
+
+    def search_lexical(self, namespace: str, query: str, k: int = LEXICAL_K) -> list[str]:
+        """Ids of the ``k`` memories of ``namespace`` sharing the most BM25 weight with ``query``, best first
+        (see :mod:`memory_graph.store.lexical`)."""
+        return self.lexical.search(self.ledger, namespace, query, k)
 
     def memory_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the memories ``ids`` (those indexed) -> ``{id: (dim,) float32}``."""

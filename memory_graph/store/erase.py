@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Sequence
 
 from memory_graph.store.ledger import Ledger
+from memory_graph.store.tx import Tx
 
 MAX_ROUNDS = 5
 DISTINCTIVE_ZIPF = 2.0
@@ -65,10 +66,12 @@ def needles_of(texts: list[str], values: list[str], memory_ids: list[str]) -> li
     return sorted(set(out), key=lambda s: (len(s), s))
 
 
-def plan(led: Ledger, ns: str, memory_id: str) -> tuple[list[str], list[str], list[str]]:
-    """``(memory ids, observation ids, needles)`` that erasing ``memory_id`` removes (the closure above)."""
-    mem_ids = {memory_id}
-    obs_ids: set[str] = set()
+def plan(led: Ledger, ns: str, memory_ids: Sequence[str] = (),
+         observation_ids: Sequence[str] = ()) -> tuple[list[str], list[str], list[str]]:
+    """``(memory ids, observation ids, needles)`` that erasing ``memory_ids`` and ``observation_ids`` removes (the
+    closure above)."""
+    mem_ids = set(memory_ids)
+    obs_ids: set[str] = set(observation_ids)
     needles: list[str] = []
     for _ in range(MAX_ROUNDS):
         obs_ids |= {r["observation_id"] for r in led.query_in(
@@ -86,7 +89,7 @@ def plan(led: Ledger, ns: str, memory_id: str) -> tuple[list[str], list[str], li
     return sorted(mem_ids), sorted(obs_ids), needles
 
 
-def apply(cur: Any, ns: str, mem_ids: list[str], obs_ids: list[str], needles: list[str]) -> dict[str, int]:
+def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: list[str]) -> dict[str, int]:
     """Delete the planned rows inside the caller's transaction ``cur``; queue their index records for deletion.
     Returns counts of recall records erased."""
     lowered = [n.lower() for n in needles]

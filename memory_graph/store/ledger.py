@@ -7,15 +7,15 @@ every read in this module filters by it. Times are ISO-8601 UTC strings (see ``m
 from __future__ import annotations
 
 import json
-import random
 import sqlite3
 import threading
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from memory_graph.records import LIVE_STATUSES
+from memory_graph.store.tx import Tx, now_iso
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS observations (
@@ -88,52 +88,20 @@ MIGRATIONS: tuple[str, ...] = (
     # a process killed in between is finished on the next open; the row goes (and the file is VACUUMed) when done
     "CREATE TABLE IF NOT EXISTS erase_jobs (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, needles TEXT NOT NULL, "
     "refs TEXT NOT NULL, created_at TEXT NOT NULL)",
+    # 4 (2026-12-01): items put through the LangGraph BaseStore (memory_graph.langgraph_store): the value as given,
+    # under its full namespace path and key; the text was observed as an observation (ref 'item:...') of namespace
+    "CREATE TABLE IF NOT EXISTS items (path TEXT NOT NULL, key TEXT NOT NULL, namespace TEXT NOT NULL, "
+    "value TEXT NOT NULL, observation_id TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, "
+    "PRIMARY KEY (path, key))",
 )
 """Schema changes after the base ``SCHEMA``, in order; ``PRAGMA user_version`` counts those applied. Opening a
 store applies the missing ones in one transaction; a store whose version is newer than this code is refused."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
-STAT_COLUMNS = ("shown", "credited", "blamed", "unrewarded")
 MEMORY_COLUMNS = (
     "id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, valid_to, status, "
     "retention, confidence, polarity, multi, frame, tokens, created_at, updated_at"
 )
-
-
-def now_iso() -> str:
-    """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def new_id() -> str:
-    """A fresh 12-hex-digit id for internal rows (links, recalls, feedback)."""
-    return uuid.uuid4().hex[:12]
-
-
-_CONSONANTS = "bdfghjklmnprstvz"
-_VOWELS = "aeiou"
-_RANDOM = random.SystemRandom()
-
-
-ID_SYLLABLES = 4
-ID_TOKENS = 7
-"""o200k tokens every id costs in a context line (`` [m:ID] ``); ids are drawn until one does."""
-
-
-def short_id(cur: sqlite3.Cursor, table: str) -> str:
-    """A fresh id for a memory or observation, unique in ``table``: four consonant-vowel syllables
-    ("kobatumi", 4.1e7 possibilities), drawn until `` [m:ID] `` costs exactly ID_TOKENS o200k tokens (about
-    one draw in eight qualifies; 5.3e6 such ids; other vocabularies such as cl100k_base count 6-10). Every id then costs the same in a context line (7 tokens,
-    against 7-10 for unconstrained five-syllable ids and about 10 for 12 hex digits), so what fits a budget
-    never depends on the luck of the draw; a collision is checked for and redrawn."""
-    from memory_graph.tokens import count_tokens
-
-    while True:
-        candidate = "".join(_RANDOM.choice(_CONSONANTS) + _RANDOM.choice(_VOWELS) for _ in range(ID_SYLLABLES))
-        if count_tokens(f" [m:{candidate}] ") != ID_TOKENS:
-            continue
-        if cur.execute(f"SELECT 1 FROM {table} WHERE id=?", (candidate,)).fetchone() is None:
-            return candidate
 
 
 class Ledger:
@@ -231,13 +199,13 @@ class Ledger:
             return int(cur.execute("SELECT value FROM meta WHERE key='index_generation'").fetchone()[0])
 
     @contextmanager
-    def tx(self) -> Iterator[sqlite3.Cursor]:
-        """One write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on any error)."""
+    def tx(self) -> Iterator[Tx]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on any error) and its typed operations."""
         with self._lock:
             cur = self._conn.cursor()
             cur.execute("BEGIN IMMEDIATE")
             try:
-                yield cur
+                yield Tx(cur)
             except BaseException:
                 cur.execute("ROLLBACK")
                 raise
@@ -327,34 +295,144 @@ class Ledger:
             }
         return out
 
-    # ---- writes (callers wrap them in tx()) ------------------------------------------------------------
+    def observations(self, namespace: str, ids: Sequence[str]) -> dict[str, sqlite3.Row]:
+        """Observations ``ids`` of ``namespace`` -> ``{id: row}`` (unknown ids are absent)."""
+        return {r["id"]: r for r in self.query_in("SELECT * FROM observations WHERE namespace=? AND id IN ({marks})",
+                                                    namespace, ids)}
 
-    @staticmethod
-    def add_event(cur: sqlite3.Cursor, namespace: str, memory_id: str | None, type_: str, **detail: Any) -> None:
-        cur.execute(
-            "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
-            (namespace, memory_id, type_, json.dumps(detail, default=str), now_iso()),
+    def observations_by_ref(self, namespace: str, refs: Sequence[str]) -> list[sqlite3.Row]:
+        """Observations of ``namespace`` stored from the messages ``refs`` (message ids)."""
+        return self.query_in("SELECT * FROM observations WHERE namespace=? AND ref IN ({marks})", namespace, refs)
+
+    def unprocessed_observations(self, namespace: str, limit: int = 256, people_only: bool = False) -> list[sqlite3.Row]:
+        """Observations stored but never linked (a process killed between a turn's two steps), oldest first;
+        ``people_only`` leaves out the assistant's and tools' messages."""
+        people = " AND speaker NOT IN ('assistant','tool')" if people_only else ""
+        return self.query(f"SELECT * FROM observations WHERE namespace=? AND processed=0{people} "
+                          "ORDER BY time, rowid LIMIT ?", (namespace, limit))
+
+    def unlinked_observations(self, namespace: str, ids: Sequence[str]) -> dict[str, sqlite3.Row]:
+        """The observations among ``ids`` that no memory was formed from and that are not withheld (raw turns that
+        recall may show beside the memories without repeating them) -> ``{id: row}``."""
+        return {r["id"]: r for r in self.query_in(
+            "SELECT o.id, o.text, o.speaker, o.source, o.time, o.ref FROM observations o WHERE o.namespace=? "
+            "AND o.id IN ({marks}) AND o.withheld = 0 AND NOT EXISTS "
+            "(SELECT 1 FROM provenance p WHERE p.observation_id = o.id)", namespace, ids)}
+
+    def provenance_links(self, namespace: str, memory_ids: Sequence[str] = (),
+                         observation_ids: Sequence[str] = ()) -> list[tuple[str, str]]:
+        """``(memory_id, observation_id)`` pairs of ``namespace`` touching any of the given memories or
+        observations."""
+        rows = self.query_in("SELECT memory_id, observation_id FROM provenance WHERE namespace=? AND memory_id IN ({marks})",
+                             namespace, memory_ids) if memory_ids else []
+        rows += self.query_in("SELECT memory_id, observation_id FROM provenance WHERE namespace=? "
+                              "AND observation_id IN ({marks})", namespace, observation_ids) if observation_ids else []
+        return [(r["memory_id"], r["observation_id"]) for r in rows]
+
+    def live_memories(self, namespace: str, subjects: Sequence[str], scope: str | None = None,
+                      asserted_only: bool = False) -> list[sqlite3.Row]:
+        """Live memories of ``subjects`` (in ``scope`` when given), oldest first; ``asserted_only`` leaves out
+        events and negations."""
+        extra = (" AND kind != 'event' AND polarity > 0" if asserted_only else "") + (" AND scope=?" if scope is not None else "")
+        return self.query(
+            f"SELECT * FROM memories WHERE namespace=? AND subject IN ({','.join('?' * len(subjects))}) "
+            f"AND status IN (?,?){extra} ORDER BY valid_from, rowid",
+            (namespace, *subjects, *LIVE_STATUSES, *([scope] if scope is not None else [])),
         )
 
-    @staticmethod
-    def add_link(cur: sqlite3.Cursor, namespace: str, src: str, dst: str, type_: str, reason: str) -> None:
-        """Record that ``src`` supersedes / retracts / contests ``dst`` (``type_``) and why."""
-        cur.execute(
-            "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
-            (new_id(), namespace, src, dst, type_, reason, now_iso()),
+    def memories_of_attribute(self, namespace: str, subjects: Sequence[str], attribute: str,
+                              statuses: Sequence[str]) -> list[sqlite3.Row]:
+        """Memories of ``subjects`` and ``attribute`` whose status is one of ``statuses``, oldest first."""
+        return self.query(
+            f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status IN ({','.join('?' * len(statuses))}) "
+            f"AND subject IN ({','.join('?' * len(subjects))}) ORDER BY valid_from, rowid",
+            (namespace, attribute, *statuses, *subjects),
         )
 
-    @staticmethod
-    def add_stats(
-        cur: sqlite3.Cursor, namespace: str, memory_id: str, task: str | None, column: str, amount: float
-    ) -> None:
-        """Add ``amount`` to ``column`` (shown, credited, blamed or unrewarded) of the memory's overall
-        statistics and, when ``task`` is given, of its task-class statistics."""
-        if column not in STAT_COLUMNS:
-            raise ValueError(f"unknown stats column {column!r}")
-        for task_class in {"", task or ""}:
-            cur.execute(
-                f"INSERT INTO stats(namespace, memory_id, task_class, {column}) VALUES (?,?,?,?) "
-                f"ON CONFLICT(namespace, memory_id, task_class) DO UPDATE SET {column} = {column} + excluded.{column}",
-                (namespace, memory_id, task_class, amount),
-            )
+    def live_memories_quoting(self, namespace: str, subjects: Sequence[str], phrase: str) -> list[sqlite3.Row]:
+        """Live memories of ``subjects`` whose text contains ``phrase`` (case-insensitive for ASCII), oldest first."""
+        return self.query(
+            f"SELECT * FROM memories WHERE namespace=? AND status IN (?,?) AND subject IN ({','.join('?' * len(subjects))}) "
+            "AND text LIKE ? ESCAPE '\\' ORDER BY valid_from, rowid",
+            (namespace, *LIVE_STATUSES, *subjects, "%" + _like_escape(phrase) + "%"),
+        )
+
+    def newest_of_key(self, namespace: str, subject: str, attribute: str, limit: int = 20) -> list[sqlite3.Row]:
+        """The ``limit`` newest memories of one key (subject, attribute), any scope and status, newest first."""
+        return self.query("SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? "
+                          "ORDER BY valid_from DESC, rowid DESC LIMIT ?", (namespace, subject, attribute, limit))
+
+    def memory_texts(self, namespace: str) -> list[sqlite3.Row]:
+        """``id, text, source`` of every memory of ``namespace`` in insertion order (the lexical index's input)."""
+        return self.query("SELECT id, text, source FROM memories WHERE namespace=? ORDER BY rowid", (namespace,))
+
+    def memories_version(self, namespace: str) -> tuple[int, int]:
+        """``(count, last row number)`` of the namespace's memories: changes whenever a memory is added or erased."""
+        head = self.query("SELECT COUNT(*) AS n, COALESCE(MAX(rowid), 0) AS last FROM memories WHERE namespace=?",
+                          (namespace,))[0]
+        return int(head["n"]), int(head["last"])
+
+    def schema_votes(self, namespace: str, attribute: str) -> tuple[int, int]:
+        """``(replacements, coexist)`` votes recorded for ``attribute`` (see ``Tx.vote``)."""
+        rows = self.query("SELECT replacements, coexist FROM schema_votes WHERE namespace=? AND attribute=?",
+                          (namespace, attribute))
+        return (int(rows[0]["replacements"]), int(rows[0]["coexist"])) if rows else (0, 0)
+
+    def recall(self, namespace: str, recall_id: str) -> sqlite3.Row | None:
+        """The recall record ``recall_id`` (query, budget, candidates and chosen as JSON, outcome) or None."""
+        rows = self.query("SELECT * FROM recalls WHERE namespace=? AND id=?", (namespace, recall_id))
+        return rows[0] if rows else None
+
+    def has_observation_ref(self, namespace: str, ref: str) -> bool:
+        """Whether a message with id ``ref`` was stored as an observation of ``namespace``."""
+        return bool(self.query("SELECT 1 FROM observations WHERE namespace=? AND ref=? LIMIT 1", (namespace, ref)))
+
+    def status_counts(self, namespace: str) -> dict[str, int]:
+        """``{status: number of memories}`` of ``namespace``."""
+        rows = self.query("SELECT status, COUNT(*) AS n FROM memories WHERE namespace=? GROUP BY status", (namespace,))
+        return {r["status"]: int(r["n"]) for r in rows}
+
+    def observation_count(self, namespace: str) -> int:
+        return int(self.query("SELECT COUNT(*) AS n FROM observations WHERE namespace=?", (namespace,))[0]["n"])
+
+    def recent_memories(self, namespace: str, limit: int = 50) -> list[sqlite3.Row]:
+        """The ``limit`` newest memories (by ``valid_from``) of ``namespace``: ``id, text, status, retention,
+        valid_from, valid_to, scope``."""
+        return self.query("SELECT id, text, status, retention, valid_from, valid_to, scope FROM memories "
+                          "WHERE namespace=? ORDER BY valid_from DESC, created_at DESC, rowid DESC LIMIT ?",
+                          (namespace, limit))
+
+    def supersession_step(self, namespace: str, memory_id: str, newer: bool) -> str | None:
+        """One step along a supersession chain: the memory that superseded ``memory_id`` (``newer``) or the one
+        it superseded (the first recorded link), or None."""
+        if newer:
+            sql = "SELECT src_id AS other FROM links WHERE namespace=? AND dst_id=? AND type='supersedes' ORDER BY created_at, rowid"
+        else:
+            sql = "SELECT dst_id AS other FROM links WHERE namespace=? AND src_id=? AND type='supersedes' ORDER BY created_at, rowid"
+        rows = self.query(sql + " LIMIT 1", (namespace, memory_id))
+        return str(rows[0]["other"]) if rows else None
+
+    def items(self, path_prefix: str, key: str | None = None, limit: int = 100, offset: int = 0) -> list[sqlite3.Row]:
+        """BaseStore items whose path (a JSON array) starts with ``path_prefix`` (the JSON of a namespace prefix
+        without its closing bracket), newest first; only ``key`` when given."""
+        exact = " AND key=?" if key is not None else ""
+        return self.query(f"SELECT * FROM items WHERE (path = ? OR path LIKE ? ESCAPE '\\'){exact} "
+                          "ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
+                          (path_prefix + "]", _like_escape(path_prefix) + ",%", *([key] if key is not None else []),
+                           limit, offset))
+
+    def item_paths(self) -> list[str]:
+        """Every distinct namespace path (JSON array) of the BaseStore items."""
+        return [r["path"] for r in self.query("SELECT DISTINCT path FROM items ORDER BY path")]
+
+    def namespaces(self) -> list[str]:
+        """Every namespace (user id) that has observations."""
+        return [r["namespace"] for r in self.query("SELECT DISTINCT namespace FROM observations ORDER BY namespace")]
+
+    def erase_jobs(self) -> list[sqlite3.Row]:
+        """Hard deletes whose ledger part committed and whose chat threads are still to scrub (all namespaces)."""
+        return self.query("SELECT * FROM erase_jobs ORDER BY id")
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -1,0 +1,265 @@
+"""A LangGraph ``BaseStore`` over the memory: ``compile(store=MemoryStore(...))``, ``InjectedStore`` tools, and
+``langgraph.json``'s ``"store": {"path": "./memory_graph/langgraph_store.py:generate_store"}``.
+
+Namespaces are ``(user_id, *rest)``: the first label is the memory's namespace (every read and write is confined
+to it, as in :class:`memory_graph.api.Memory`); the rest group items the way the app likes.
+
+- ``put(ns, key, value)``: ``value`` is kept as given (``get`` returns it), and its text (``value["content"]``,
+  else ``value["text"]``, else the JSON of ``value``) is *observed*: stored as an observation of ``ns[0]`` with the
+  provenance ref ``item:<namespace path>:<key>``, and memories are formed from it and linked to what they
+  supersede. A second ``put`` of the same key replaces the item; the memories of the first stay in history and are
+  superseded only where the new text says so (the memory is a ledger, not a key-value map).
+- ``get(ns, key)``: the item as put (``None`` when absent).
+- ``search(prefix, query=...)``: goes through recall: the memories and raw turns of ``prefix[0]`` chosen under the
+  token budget (``Context.budget_tokens``, or ``budget_tokens`` given to the store), best first, as
+  ``SearchItem``\\ s whose key is the memory id and whose value is ``{"content", "kind", "status", "valid_from",
+  "valid_to", "superseded_by", "scope", "source", "provenance", "recall_id"}``; ``score`` is the usefulness. A
+  longer prefix keeps only memories formed from items under it. ``limit`` caps the items; ``filter`` matches value
+  fields by equality. Without ``query``: the items under ``prefix``, newest first.
+- ``delete(ns, key)``: the item, its observation and every memory formed from it are erased (hard delete, as
+  ``Memory.forget(hard=True)``).
+- ``list_namespaces``: the item paths and ``(user_id,)`` of every namespace with observations.
+
+TTLs are not supported (``supports_ttl = False``): retention is learned from outcomes instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+
+from memory_graph.config import Context
+from memory_graph.errors import InvalidInputError
+from memory_graph.store import Store
+
+ITEM_REF = "item:"
+MAX_KEY_CHARS = 256
+
+
+def namespace_path(namespace: tuple[str, ...]) -> str:
+    """The stored form of a namespace path: compact JSON (``["alice","notes"]``)."""
+    return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
+
+
+def item_ref(namespace: tuple[str, ...], key: str) -> str:
+    """The provenance ref of an item's observation."""
+    return f"{ITEM_REF}{namespace_path(namespace)}:{key}"
+
+
+def item_text(value: dict[str, Any]) -> str:
+    """What of an item is observed: ``content``, else ``text``, else the whole value as JSON."""
+    for field in ("content", "text"):
+        if isinstance(value.get(field), str):
+            return str(value[field])
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _check_namespace(namespace: Any) -> tuple[str, ...]:
+    if not isinstance(namespace, tuple) or not namespace or not all(isinstance(p, str) and p for p in namespace):
+        raise InvalidNamespaceError(f"a namespace is a non-empty tuple of non-empty strings, got {namespace!r}")
+    return namespace
+
+
+def _check_key(key: Any) -> str:
+    if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY_CHARS or not key.isprintable():
+        raise InvalidInputError(f"an item key is a printable string of 1 to {MAX_KEY_CHARS} characters, got {key!r}")
+    return key
+
+
+def _time(iso: str) -> datetime:
+    return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+
+
+def _matches(value: dict[str, Any], flt: dict[str, Any] | None) -> bool:
+    return not flt or all(value.get(k) == v for k, v in flt.items())
+
+
+class MemoryStore(BaseStore):
+    """LangGraph ``BaseStore`` over one memory-graph store (see the module docstring).
+
+    Args:
+        store: an open :class:`~memory_graph.store.Store` (borrowed: the caller keeps closing it), or a store folder
+            path (opened here; :meth:`close` releases it). Default: ``Context().store_path``.
+        **overrides: ``Context`` fields for the memories this store reads and writes (``budget_tokens``, ``model``,
+            ``embedding_model``...); ``user_id`` comes from each call's namespace.
+
+    Raises:
+        InvalidInputError, StoreError: as :class:`memory_graph.api.Memory`.
+    """
+
+    supports_ttl = False
+
+    def __init__(self, store: Store | str | Path | None = None, **overrides: Any) -> None:
+        if "user_id" in overrides:
+            raise InvalidInputError("a MemoryStore serves every user: the user id is each namespace's first label")
+        self._overrides = overrides
+        if isinstance(store, Store):
+            self._store, self._owned = store, False
+        else:
+            path = store if store is not None else Context().store_path
+            self._store = Store.open(path, str(overrides.get("embedding_model", "")))
+            self._owned = True
+        self._memories: dict[str, Any] = {}
+
+    @property
+    def memory_graph_store(self) -> Store:
+        """The storage the memory subgraph's nodes use when this store is injected (``Store.of``)."""
+        return self._store
+
+    def memory(self, user_id: str) -> Any:
+        """The :class:`~memory_graph.api.Memory` of ``user_id`` on this store (one per user, kept open)."""
+        from memory_graph.api import Memory
+
+        mem = self._memories.get(user_id)
+        if mem is None:
+            mem = Memory(user_id=user_id, store=self._store, **self._overrides)
+            self._memories[user_id] = mem
+        return mem
+
+    def close(self) -> None:
+        """Close the per-user memories, and the store when this object opened it (idempotent)."""
+        for mem in self._memories.values():
+            mem.close()
+        self._memories.clear()
+        if self._owned:
+            self._owned = False
+            self._store.release()
+
+    # ---- BaseStore ---------------------------------------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` in order (GetOp, PutOp, SearchOp, ListNamespacesOp); one result per op (None for puts).
+
+        Raises:
+            InvalidNamespaceError: a namespace that is not a non-empty tuple of non-empty strings.
+            InvalidInputError: a bad key or value (a value that is not a dict; text the memory refuses).
+            TypeError: an unknown operation.
+        """
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, GetOp):
+                results.append(self._get(op))
+            elif isinstance(op, PutOp):
+                self._put(op)
+                results.append(None)
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            else:
+                raise TypeError(f"unknown store operation {type(op).__name__}")
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """:meth:`batch` in a worker thread (the storage calls block)."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # ---- operations --------------------------------------------------------------------------------------
+
+    def _item(self, row: Any, namespace: tuple[str, ...]) -> Item:
+        return Item(value=json.loads(row["value"]), key=row["key"], namespace=namespace,
+                    created_at=_time(row["created_at"]), updated_at=_time(row["updated_at"]))
+
+    def _get(self, op: GetOp) -> Item | None:
+        namespace = _check_namespace(op.namespace)
+        self.memory(namespace[0])  # checks the user id
+        rows = self._store.ledger.items(namespace_path(namespace)[:-1], key=_check_key(op.key), limit=1)
+        rows = [r for r in rows if r["path"] == namespace_path(namespace)]
+        return self._item(rows[0], namespace) if rows else None
+
+    def _put(self, op: PutOp) -> None:
+        namespace, key = _check_namespace(op.namespace), _check_key(op.key)
+        mem = self.memory(namespace[0])
+        path = namespace_path(namespace)
+        if op.value is None:
+            self._delete(namespace, key)
+            return
+        if not isinstance(op.value, dict):
+            raise InvalidInputError(f"an item value is a dict, got {type(op.value).__name__}")
+        value = json.loads(json.dumps(op.value, ensure_ascii=False, default=str))  # stored as JSON: refuse what is not
+        ref = item_ref(namespace, key)
+        mem.observe(item_text(value), ref=ref)
+        observed = self._store.ledger.observations_by_ref(namespace[0], [ref])
+        with self._store.write() as tx:
+            tx.put_item(namespace[0], path, key, value, observed[-1]["id"] if observed else None)
+
+    def _delete(self, namespace: tuple[str, ...], key: str) -> None:
+        ref = item_ref(namespace, key)
+        observations = [r["id"] for r in self._store.ledger.observations_by_ref(namespace[0], [ref])]
+        if observations:
+            self._store.erase(namespace[0], observation_ids=observations)
+        with self._store.write() as tx:
+            tx.delete_item(namespace_path(namespace), key)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = _check_namespace(op.namespace_prefix)
+        if op.limit < 0 or op.offset < 0:
+            raise InvalidInputError("limit and offset must not be negative")
+        if op.query is None:
+            rows = self._store.ledger.items(namespace_path(prefix)[:-1], limit=max(op.limit + op.offset, 0) * 4 + 100)
+            items = [self._item(r, tuple(json.loads(r["path"]))) for r in rows]
+            kept = [i for i in items if _matches(i.value, op.filter)][op.offset : op.offset + op.limit]
+            return [SearchItem(namespace=i.namespace, key=i.key, value=i.value, created_at=i.created_at,
+                               updated_at=i.updated_at) for i in kept]
+        mem = self.memory(prefix[0])
+        recall = mem.recall(op.query)
+        found = []
+        for it in recall.items:
+            refs = [p.get("ref", "") for p in it.provenance]
+            if len(prefix) > 1 and not any(_under(r, prefix) for r in refs):
+                continue
+            value = {"content": it.text, "kind": it.kind, "status": it.status, "valid_from": it.valid_from,
+                     "valid_to": it.valid_to, "superseded_by": it.superseded_by, "scope": it.scope,
+                     "source": it.source, "provenance": it.provenance, "recall_id": recall.id}
+            if _matches(value, op.filter):
+                when = _time(it.valid_from) if len(it.valid_from) == 20 else datetime.now(timezone.utc)
+                found.append(SearchItem(namespace=(prefix[0],), key=it.id, value=value, created_at=when,
+                                        updated_at=when, score=it.score))
+        return found[op.offset : op.offset + op.limit]
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        paths = {tuple(json.loads(p)) for p in self._store.ledger.item_paths()}
+        paths |= {(ns,) for ns in self._store.ledger.namespaces()}
+        out = set()
+        for path in paths:
+            if not all(_condition(path, c) for c in op.match_conditions or ()):
+                continue
+            out.add(path[: op.max_depth] if op.max_depth is not None else path)
+        return sorted(out)[op.offset : op.offset + op.limit]
+
+
+def _under(ref: str, prefix: tuple[str, ...]) -> bool:
+    """Whether provenance ``ref`` is an item's under namespace ``prefix``."""
+    head = f"{ITEM_REF}{namespace_path(prefix)[:-1]}"
+    return ref.startswith(head + "]:") or ref.startswith(head + ",")
+
+
+def _condition(path: tuple[str, ...], condition: Any) -> bool:
+    pattern = tuple(condition.path)
+    if len(pattern) > len(path):
+        return False
+    part = path[: len(pattern)] if condition.match_type == "prefix" else path[len(path) - len(pattern) :]
+    return all(p == "*" or p == q for p, q in zip(pattern, part, strict=True))
+
+
+def generate_store() -> MemoryStore:
+    """The store ``langgraph.json`` names for LangGraph Server / ``langgraph dev`` (the folder of
+    ``MEMORY_GRAPH_STORE``, default ``./.memory-graph``)."""
+    return MemoryStore()

@@ -1,0 +1,88 @@
+"""The chat threads file (``<store>/threads.sqlite3``, LangGraph's ``SqliteSaver``) as a hard delete rewrites it.
+
+Thread ownership and the message filter are :mod:`memory_graph.threads`; this module owns the file's SQL.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from memory_graph.threads import THREADS_FILE, kept_messages, owner_of, quotes_any
+
+
+def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]) -> int:
+    """Rewrite the chat threads of ``user_id`` (and threads of no known owner, from older versions) in
+    ``folder/THREADS_FILE`` so that no message quotes erased content: a message whose text contains a needle
+    (case-insensitive) or whose id is in ``refs`` (the erased observations' refs) is dropped, any other channel
+    value that quotes a needle is cleared, the thread's history is replaced by one checkpoint of what remains,
+    subgraph checkpoints are dropped, and the file is VACUUMed. Returns the number of threads rewritten.
+    Threads of other users are never read or changed."""
+    path = folder / THREADS_FILE
+    if not path.exists():
+        return 0
+    from langchain_core.messages import BaseMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    lowered = [n.lower() for n in needles if n]
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+    try:
+        saver = SqliteSaver(conn)
+        saver.setup()
+        thread_ids = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()]
+        rewritten = 0
+        for tid in thread_ids:
+            owner = owner_of(tid)
+            if owner is not None and owner != user_id:
+                continue
+            config: Any = {"configurable": {"thread_id": tid, "checkpoint_ns": ""}}
+            latest = saver.get_tuple(config)
+            nested = conn.execute("SELECT 1 FROM checkpoints WHERE thread_id=? AND checkpoint_ns != '' LIMIT 1", (tid,)).fetchone()
+            history = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id=?", (tid,)).fetchone()[0]
+            if latest is None:
+                continue
+            values = dict(latest.checkpoint.get("channel_values") or {})
+            changed = False
+            for key, value in list(values.items()):
+                if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
+                    kept = kept_messages(value, refs, lowered)
+                    if len(kept) != len(value):
+                        values[key], changed = kept, True
+                elif quotes_any(value, lowered):
+                    values[key] = "" if isinstance(value, str) else None
+                    changed = True
+            if not changed and not (history > 1 and _thread_quotes(conn, tid, lowered)) and not nested:
+                continue
+            checkpoint: Any = {**latest.checkpoint, "channel_values": values}
+            saver.delete_thread(tid)
+            saver.put(config, checkpoint, {"source": "update", "step": -1, "parents": {}},
+                      dict(checkpoint.get("channel_versions") or {}))
+            rewritten += 1
+        if rewritten:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return rewritten
+    finally:
+        conn.close()
+
+
+def _thread_quotes(conn: sqlite3.Connection, tid: str, needles: list[str]) -> bool:
+    """Whether any stored checkpoint or pending write of thread ``tid`` holds a needle's bytes (a cheap check of
+    the older checkpoints, which the latest one no longer shows)."""
+    for table, column in (("checkpoints", "checkpoint"), ("writes", "value")):
+        for (blob,) in conn.execute(f"SELECT {column} FROM {table} WHERE thread_id=?", (tid,)):
+            data = bytes(blob or b"").lower()
+            if any(n.encode("utf-8") in data for n in needles):
+                return True
+    return False
+
+
+def thread_saver(folder: Path) -> tuple[sqlite3.Connection, Any]:
+    """A connection to ``folder/THREADS_FILE`` and LangGraph's ``SqliteSaver`` over it (the CLI chat's
+    checkpointer); the caller closes the connection."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(str(folder / THREADS_FILE), check_same_thread=False)
+    return conn, SqliteSaver(conn)

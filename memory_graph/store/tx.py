@@ -1,0 +1,297 @@
+"""One write transaction of the ledger, with typed operations: the only way code outside ``memory_graph.store``
+changes the ledger (``with store.write() as tx: tx.add_memory(...)``).
+
+Every operation takes the namespace first and touches only that namespace's rows. Reads offered here run inside
+the transaction (they see its own writes, and nothing another writer commits meanwhile); reads outside a write go
+through :class:`memory_graph.store.ledger.Ledger`. Times are ISO-8601 UTC strings (``now_iso``).
+
+The raw ``execute``/``executemany`` pass-throughs exist for the storage package itself (erase, reconcile); a test
+(``tests/test_storage_boundary.py``) checks that no module outside ``memory_graph/store`` writes SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from memory_graph.records import LIVE_STATUSES, MemoryRecord
+
+STAT_COLUMNS = ("shown", "credited", "blamed", "unrewarded")
+VOTE_COLUMNS = ("replacements", "coexist")
+
+_CONSONANTS = "bdfghjklmnprstvz"
+_VOWELS = "aeiou"
+_RANDOM = random.SystemRandom()
+
+ID_SYLLABLES = 4
+ID_TOKENS = 7
+"""o200k tokens every id costs in a context line (`` [m:ID] ``); ids are drawn until one does."""
+
+
+def now_iso() -> str:
+    """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_id() -> str:
+    """A fresh 12-hex-digit id for internal rows (links, recalls, feedback)."""
+    return uuid.uuid4().hex[:12]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class Tx:
+    """A ledger transaction in progress (see :meth:`Ledger.tx`); use only inside its ``with`` block."""
+
+    def __init__(self, cur: sqlite3.Cursor) -> None:
+        self._cur = cur
+
+    # ---- raw access, for memory_graph.store only ----------------------------------------------------------
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self._cur.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> sqlite3.Cursor:
+        return self._cur.executemany(sql, rows)
+
+    # ---- ids ------------------------------------------------------------------------------------------------
+
+    def short_id(self, table: str) -> str:
+        """A fresh id for a memory or observation, unique in ``table`` (``memories`` | ``observations``): four
+        consonant-vowel syllables ("kobatumi", 4.1e7 possibilities), drawn until `` [m:ID] `` costs exactly
+        ID_TOKENS o200k tokens (about one draw in eight qualifies; 5.3e6 such ids). Every id then costs the same in
+        a context line (7 tokens, against 7-10 for five-syllable ids and about 10 for 12 hex digits), so what fits
+        a budget never depends on the luck of the draw; a collision is checked for and redrawn."""
+        from memory_graph.tokens import count_tokens
+
+        if table not in ("memories", "observations"):
+            raise ValueError(f"no short ids for table {table!r}")
+        while True:
+            candidate = "".join(_RANDOM.choice(_CONSONANTS) + _RANDOM.choice(_VOWELS) for _ in range(ID_SYLLABLES))
+            if count_tokens(f" [m:{candidate}] ") != ID_TOKENS:
+                continue
+            if self._cur.execute(f"SELECT 1 FROM {table} WHERE id=?", (candidate,)).fetchone() is None:
+                return candidate
+
+    # ---- observations -----------------------------------------------------------------------------------
+
+    def add_observation(self, ns: str, *, text: str, speaker: str, source: str, time: str,
+                        session_id: str | None, ref: str | None, withheld: bool) -> str:
+        """Store one message as an observation; returns its new id."""
+        oid = self.short_id("observations")
+        self._cur.execute(
+            "INSERT INTO observations(id, namespace, text, speaker, source, time, session_id, ref, created_at, "
+            "withheld) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (oid, ns, text, speaker, source, time, session_id, ref, now_iso(), int(withheld)),
+        )
+        return oid
+
+    def processed_among(self, ns: str, observation_ids: Sequence[str]) -> set[str]:
+        """Which of ``observation_ids`` are already marked processed (their memories were formed)."""
+        ids = sorted(set(observation_ids))
+        if not ids:
+            return set()
+        rows = self._cur.execute(
+            f"SELECT id FROM observations WHERE namespace=? AND processed=1 AND id IN ({_marks(len(ids))})", (ns, *ids)
+        ).fetchall()
+        return {r["id"] for r in rows}
+
+    def mark_processed(self, ns: str, observation_ids: Sequence[str]) -> None:
+        self._cur.executemany("UPDATE observations SET processed=1 WHERE namespace=? AND id=?",
+                              [(ns, o) for o in observation_ids])
+
+    # ---- memories ---------------------------------------------------------------------------------------
+
+    def add_memory(self, ns: str, record: MemoryRecord, tokens: int, status: str = "current") -> str:
+        """Write ``record`` as a new memory (``tokens``: its text's cost in the context), its provenance and a
+        ``formed`` event; returns the new id."""
+        memory_id = self.short_id("memories")
+        now = now_iso()
+        self._cur.execute(
+            "INSERT INTO memories(id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, "
+            "valid_to, status, retention, confidence, polarity, multi, frame, tokens, created_at, updated_at, indexed) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,NULL,?, 'active',?,?,?,?,?,?,?,0)",
+            (memory_id, ns, record.text, record.kind, record.subject, record.attribute, record.value, record.scope,
+             record.source, record.valid_from, status, record.confidence, record.polarity, int(record.multi),
+             record.frame, tokens, now, now),
+        )
+        self.add_provenance(ns, memory_id, record.observation_id, record.ref)
+        self.add_event(ns, memory_id, "formed", extractor=record.extractor, ref=record.ref or "")
+        return memory_id
+
+    def add_provenance(self, ns: str, memory_id: str, observation_id: str, ref: str | None) -> None:
+        self._cur.execute(
+            "INSERT OR IGNORE INTO provenance(memory_id, observation_id, ref, namespace) VALUES (?,?,?,?)",
+            (memory_id, observation_id, ref, ns),
+        )
+
+    def corroborate(self, ns: str, memory_id: str, observation_id: str, ref: str | None) -> None:
+        """The same value stated again: one more provenance row, confidence +0.05 (at most 0.99), an event."""
+        self.add_provenance(ns, memory_id, observation_id, ref)
+        self._cur.execute("UPDATE memories SET confidence=MIN(0.99, confidence + 0.05), updated_at=? "
+                          "WHERE namespace=? AND id=?", (now_iso(), ns, memory_id))
+        self.add_event(ns, memory_id, "corroborated", ref=ref or "")
+
+    def end_memory(self, ns: str, old_id: str, by: str, valid_to: str, status: str, type_: str, reason: str) -> None:
+        """End memory ``old_id`` at ``valid_to`` with ``status`` (``superseded`` | ``retracted``), and write the link
+        ``by -> old_id`` of ``type_`` with ``reason`` and a status event."""
+        self._cur.execute("UPDATE memories SET status=?, valid_to=?, updated_at=?, indexed=0 WHERE id=? AND namespace=?",
+                          (status, valid_to, now_iso(), old_id, ns))
+        self.add_link(ns, by, old_id, type_, reason)
+        self.add_event(ns, old_id, f"status:{status}", by=by, reason=reason)
+
+    def contest(self, ns: str, new_id_: str, old_id: str, reason: str) -> None:
+        """Mark ``old_id`` contested by ``new_id_`` (conflicting sources) with a ``contests`` link."""
+        self._cur.execute("UPDATE memories SET status='contested', updated_at=?, indexed=0 WHERE id=? AND namespace=?",
+                          (now_iso(), old_id, ns))
+        self.add_link(ns, new_id_, old_id, "contests", reason)
+
+    def retract(self, ns: str, memory_id: str, reason: str) -> None:
+        """Soft forget: status ``retracted``, ``valid_to`` now unless it already ended, an event."""
+        now = now_iso()
+        self._cur.execute("UPDATE memories SET status='retracted', valid_to=COALESCE(valid_to, ?), updated_at=?, "
+                          "indexed=0 WHERE id=? AND namespace=?", (now, now, memory_id, ns))
+        self.add_event(ns, memory_id, "status:retracted", reason=reason)
+
+    def set_retention(self, ns: str, memory_id: str, target: str, from_: str, reason: str) -> None:
+        self._cur.execute("UPDATE memories SET retention=?, updated_at=?, indexed=0 WHERE id=? AND namespace=?",
+                          (target, now_iso(), memory_id, ns))
+        self.add_event(ns, memory_id, f"retention:{target}", **{"from": from_, "reason": reason})
+
+    def memory(self, ns: str, memory_id: str) -> sqlite3.Row | None:
+        return self._cur.execute("SELECT * FROM memories WHERE namespace=? AND id=?", (ns, memory_id)).fetchone()
+
+    def live_in_slot(self, ns: str, subjects: Sequence[str], attribute: str, scope: str) -> list[sqlite3.Row]:
+        """Live memories of one slot (any of ``subjects``, ``attribute``, ``scope``), oldest first."""
+        return self._cur.execute(
+            f"SELECT * FROM memories WHERE namespace=? AND subject IN ({_marks(len(subjects))}) AND attribute=? "
+            "AND scope=? AND status IN (?,?) ORDER BY valid_from, rowid",
+            (ns, *subjects, attribute, scope, *LIVE_STATUSES),
+        ).fetchall()
+
+    def live_by_ids(self, ns: str, ids: Sequence[str]) -> list[sqlite3.Row]:
+        """The live memories among ``ids``, oldest first."""
+        if not ids:
+            return []
+        return self._cur.execute(
+            f"SELECT * FROM memories WHERE namespace=? AND status IN (?,?) AND id IN ({_marks(len(ids))}) "
+            "ORDER BY valid_from, rowid", (ns, *LIVE_STATUSES, *ids),
+        ).fetchall()
+
+    def newest_live_after(self, ns: str, row: Any) -> sqlite3.Row | None:
+        """The newest live memory of ``row``'s slot (subject, attribute, scope) that began after it, if any."""
+        return self._cur.execute(
+            "SELECT id, valid_from FROM memories WHERE namespace=? AND subject=? AND attribute=? AND scope=? "
+            "AND id != ? AND valid_from > ? AND status IN (?,?) ORDER BY valid_from DESC LIMIT 1",
+            (ns, row["subject"], row["attribute"], row["scope"], row["id"], row["valid_from"], *LIVE_STATUSES),
+        ).fetchone()
+
+    def formed_from(self, ns: str, observation_id: str, subject: str, attribute: str, value: str) -> str | None:
+        """The memory of slot (subject, attribute) with ``value`` formed from ``observation_id``, if any."""
+        row = self._cur.execute(
+            "SELECT m.id FROM memories m JOIN provenance p ON p.memory_id = m.id WHERE p.observation_id=? AND "
+            "m.namespace=? AND m.subject=? AND m.attribute=? AND m.value=? ORDER BY m.rowid LIMIT 1",
+            (observation_id, ns, subject, attribute, value),
+        ).fetchone()
+        return None if row is None else str(row["id"])
+
+    # ---- links, events, statistics, schema votes ---------------------------------------------------------
+
+    def add_event(self, ns: str, memory_id: str | None, type_: str, **detail: Any) -> None:
+        self._cur.execute(
+            "INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
+            (ns, memory_id, type_, json.dumps(detail, default=str), now_iso()),
+        )
+
+    def add_link(self, ns: str, src: str, dst: str, type_: str, reason: str) -> None:
+        """Record that ``src`` supersedes / retracts / contests ``dst`` (``type_``) and why."""
+        self._cur.execute(
+            "INSERT INTO links(id, namespace, src_id, dst_id, type, reason, created_at) VALUES (?,?,?,?,?,?,?)",
+            (new_id(), ns, src, dst, type_, reason, now_iso()),
+        )
+
+    def add_stats(self, ns: str, memory_id: str, task: str | None, column: str, amount: float) -> None:
+        """Add ``amount`` to ``column`` (shown, credited, blamed or unrewarded) of the memory's overall
+        statistics and, when ``task`` is given, of its task-class statistics."""
+        if column not in STAT_COLUMNS:
+            raise ValueError(f"unknown stats column {column!r}")
+        for task_class in {"", task or ""}:
+            self._cur.execute(
+                f"INSERT INTO stats(namespace, memory_id, task_class, {column}) VALUES (?,?,?,?) "
+                f"ON CONFLICT(namespace, memory_id, task_class) DO UPDATE SET {column} = {column} + excluded.{column}",
+                (ns, memory_id, task_class, amount),
+            )
+
+    def overall_stats(self, ns: str, memory_id: str) -> sqlite3.Row | None:
+        """The memory's overall statistics row (``shown, credited, blamed, unrewarded``), if it has one."""
+        return self._cur.execute("SELECT * FROM stats WHERE namespace=? AND memory_id=? AND task_class=''",
+                                 (ns, memory_id)).fetchone()
+
+    def vote(self, ns: str, attribute: str, column: str) -> None:
+        """Count one piece of schema evidence for ``attribute``: ``column`` is ``replacements`` (a confirmed
+        replacement) or ``coexist`` (a value added beside a live one); see ``linking.cardinality``."""
+        if column not in VOTE_COLUMNS:
+            raise ValueError(f"unknown vote column {column!r}")
+        self._cur.execute(
+            f"INSERT INTO schema_votes(namespace, attribute, {column}) VALUES (?,?,1) "
+            f"ON CONFLICT(namespace, attribute) DO UPDATE SET {column} = {column} + 1",
+            (ns, attribute),
+        )
+
+    # ---- recalls and feedback -----------------------------------------------------------------------------
+
+    def add_recall(self, ns: str, *, recall_id: str, query: str, as_of: str | None, task: str | None, budget: int,
+                   candidates: list[dict[str, Any]], chosen: list[str]) -> None:
+        """Record one recall (its candidates and what was shown) and count ``shown`` for each chosen memory."""
+        self._cur.execute(
+            "INSERT INTO recalls(id, namespace, query, as_of, task, budget, candidates, chosen, created_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            (recall_id, ns, query, as_of, task, budget, json.dumps(candidates), json.dumps(chosen), now_iso()),
+        )
+        for memory_id in chosen:
+            self.add_stats(ns, memory_id, task, "shown", 1)
+
+    def claim_outcome(self, ns: str, recall_id: str, success: bool) -> bool:
+        """Set the recall's outcome unless it has one; returns whether this call set it (two feedback calls
+        racing: exactly one wins)."""
+        return bool(self._cur.execute("UPDATE recalls SET outcome=? WHERE namespace=? AND id=? AND outcome IS NULL",
+                                      ("success" if success else "failure", ns, recall_id)).rowcount)
+
+    def add_feedback(self, ns: str, recall_id: str, success: bool, used_ids: Sequence[str], origin: str) -> None:
+        self._cur.execute(
+            "INSERT INTO feedback(id, namespace, recall_id, success, used_ids, origin, created_at) VALUES (?,?,?,?,?,?,?)",
+            (new_id(), ns, recall_id, int(success), json.dumps(sorted(used_ids)), origin, now_iso()),
+        )
+
+    # ---- LangGraph BaseStore items ------------------------------------------------------------------------
+
+    def put_item(self, ns: str, path: str, key: str, value: dict[str, Any], observation_id: str | None) -> None:
+        """Write (or replace) the item ``key`` under namespace path ``path`` (a JSON array whose first element is
+        ``ns``), keeping its first ``created_at``."""
+        now = now_iso()
+        self._cur.execute(
+            "INSERT INTO items(path, key, namespace, value, observation_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?) "
+            "ON CONFLICT(path, key) DO UPDATE SET value=excluded.value, observation_id=excluded.observation_id, "
+            "updated_at=excluded.updated_at",
+            (path, key, ns, json.dumps(value, ensure_ascii=False), observation_id, now, now),
+        )
+
+    def delete_item(self, path: str, key: str) -> None:
+        self._cur.execute("DELETE FROM items WHERE path=? AND key=?", (path, key))
+
+    # ---- hard delete jobs -----------------------------------------------------------------------------------
+
+    def add_erase_job(self, ns: str, needles: Sequence[str], refs: Sequence[str]) -> None:
+        """Queue a hard delete's remaining steps (chat threads to scrub); see ``Store.finish_erasures``."""
+        self._cur.execute("INSERT INTO erase_jobs(namespace, needles, refs, created_at) VALUES (?,?,?,?)",
+                          (ns, json.dumps(list(needles)), json.dumps(sorted(refs)), now_iso()))
+
+    def drop_erase_job(self, job_id: int) -> None:
+        self._cur.execute("DELETE FROM erase_jobs WHERE id=?", (job_id,))

@@ -1,0 +1,118 @@
+"""The LangGraph-native boundary (issue 12): ``MemoryStore`` as a ``BaseStore``, injected into graphs and tools,
+and storage injected into the memory subgraph (two stores in one process never mix)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import InjectedStore, ToolNode
+from langgraph.store.base import InvalidNamespaceError
+
+from memory_graph import Memory
+from memory_graph.errors import InvalidInputError
+from memory_graph.langgraph_store import MemoryStore, namespace_path
+
+
+@pytest.fixture()
+def mstore(tmp_path: Path) -> Any:
+    store = MemoryStore(tmp_path / "s")
+    yield store
+    store.close()
+
+
+def test_put_get_search_delete_through_the_memory(mstore: MemoryStore) -> None:
+    mstore.put(("alice", "notes"), "k1", {"content": "I live in Lisbon.", "tag": "home"})
+    item = mstore.get(("alice", "notes"), "k1")
+    assert item is not None and item.value == {"content": "I live in Lisbon.", "tag": "home"}
+    assert item.namespace == ("alice", "notes") and item.key == "k1"
+    assert mstore.get(("alice",), "k1") is None and mstore.get(("bob", "notes"), "k1") is None
+    mstore.put(("alice", "notes"), "k2", {"content": "I moved to Porto."})
+    hits = mstore.search(("alice",), query="Where do I live?")
+    assert hits and "Porto" in hits[0].value["content"]  # the memory resolved the chain: current value first
+    lisbon = [h for h in hits if "Lisbon" in h.value["content"]]
+    assert all(h.value["status"] == "superseded" for h in lisbon)
+    assert hits[0].value["recall_id"] and hits[0].score is not None
+    assert mstore.search(("bob",), query="Where do I live?") == []  # another user's namespace
+    listed = mstore.search(("alice", "notes"))  # no query: the items as put, newest first
+    assert [i.key for i in listed] == ["k2", "k1"]
+    assert [i.key for i in mstore.search(("alice",), filter={"tag": "home"})] == ["k1"]
+    assert ("alice", "notes") in mstore.list_namespaces() and ("alice",) in mstore.list_namespaces(max_depth=1)
+    mstore.delete(("alice", "notes"), "k2")
+    assert mstore.get(("alice", "notes"), "k2") is None
+    assert not any("Porto" in h.value["content"] for h in mstore.search(("alice",), query="Where do I live?"))
+
+
+def test_a_longer_prefix_keeps_the_memories_of_its_items(mstore: MemoryStore) -> None:
+    mstore.put(("alice", "work"), "a", {"content": "Our deploy day is Thursday."})
+    mstore.put(("alice", "home"), "b", {"content": "Our cleaning day is Monday."})
+    work = mstore.search(("alice", "work"), query="which day")
+    assert work and all("Thursday" in h.value["content"] for h in work)
+
+
+def test_bad_namespaces_keys_and_values_are_refused(mstore: MemoryStore) -> None:
+    with pytest.raises(InvalidNamespaceError):
+        mstore.put((), "k", {"content": "x"})
+    with pytest.raises((InvalidInputError, InvalidNamespaceError, ValueError)):
+        mstore.put(("alice",), "", {"content": "x"})
+    with pytest.raises((InvalidInputError, ValueError)):
+        mstore.put(("alice",), "k", ["not", "a", "dict"])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        mstore.put(("a" * 300,), "k", {"content": "x"})  # a user id the memory refuses
+    assert mstore.get(("alice",), "k") is None  # nothing was written
+
+
+def test_async_forms_work(mstore: MemoryStore) -> None:
+    async def run() -> Any:
+        await mstore.aput(("carol",), "k", {"content": "My dog is called Rex."})
+        got = await mstore.aget(("carol",), "k")
+        hits = await mstore.asearch(("carol",), query="dog's name")
+        return got, hits
+
+    got, hits = asyncio.run(run())
+    assert got.value["content"] == "My dog is called Rex." and any("Rex" in h.value["content"] for h in hits)
+
+
+def test_the_subgraph_uses_the_injected_store_not_the_context_path(tmp_path: Path) -> None:
+    """Two stores in one process never mix: a graph compiled with a MemoryStore writes there, whatever
+    ``Context.store_path`` says."""
+    from memory_graph import Context, build_memory_graph
+
+    injected = MemoryStore(tmp_path / "injected")
+    try:
+        graph = build_memory_graph(store=injected)
+        other = tmp_path / "named-by-context"
+        graph.invoke({"observations": [{"text": "My favourite colour is teal.", "speaker": "user"}]},
+                     context=Context(store_path=str(other), user_id="dana"))
+        with Memory(tmp_path / "injected", user_id="dana") as mem:
+            assert any("teal" in r["text"] for r in mem.inspect()["recent"])
+        assert not (other / "ledger.sqlite3").exists()
+    finally:
+        injected.close()
+
+
+def test_a_tool_reads_the_memory_through_injected_store(mstore: MemoryStore) -> None:
+    @tool
+    def lookup(query: str, store: Annotated[Any, InjectedStore()]) -> str:
+        """Look up memories."""
+        return " | ".join(h.value["content"] for h in store.search(("erin",), query=query))
+
+    mstore.put(("erin",), "k", {"content": "My manager is Priya."})
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([lookup]))
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    graph = builder.compile(store=mstore)
+    call = AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"query": "who is my manager"}, "id": "c1"}])
+    out = graph.invoke({"messages": [call]})
+    assert "Priya" in out["messages"][-1].content
+
+
+def test_namespace_path_is_unambiguous() -> None:
+    assert namespace_path(("a", "b")) != namespace_path(("a,b",))
+    assert namespace_path(('a"]', "b")) != namespace_path(("a", "b"))
