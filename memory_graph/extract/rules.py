@@ -41,13 +41,36 @@ HYPOTHETICAL = re.compile(
     r"in this (?:story|game)|if i were|just kidding|as a joke)\b",
     re.IGNORECASE,
 )
+_REQUEST_LEAD = (
+    r"^(?:(?:please|pls|can you|could you|would you|will you|and|also|actually|oh|ok|okay|so|btw|hey|um|hmm|"
+    r"one more thing|on second thought)[,\s]+)*"
+)
+_FORGET_VERB = r"(?:forget|don'?t keep|do not keep|delete|erase|stop remembering|remove)\s+"
+_FORGET_SAID_VERB = (r"(?:forget|don'?t keep|do not keep|don'?t remember|do not remember|delete|erase|stop remembering|"
+                     r"remove|scrap|scratch|drop|disregard|wipe|unremember)\s+")
+"""Verbs of a forget request; the wider list only before "what I said about" / "the bit about" ("drop the kids
+at school" is no request)."""
 FORGET = re.compile(
-    r"^(?:(?:please|pls|can you|could you|would you)[,\s]+)*(?:forget|don'?t keep|do not keep|delete|erase|stop remembering|remove)\s+"
-    r"(?:about\s+|everything about\s+)?(?:my|the)\s+(?P<what>[\w' -]+?)\s*(?:[.!,]|$)",
+    _REQUEST_LEAD + _FORGET_VERB + r"(?:about\s+|everything about\s+)?(?:my|the)\s+(?P<what>[\w' -]+?)\s*(?:[.!,]|$)",
     re.IGNORECASE,
 )
 """A request to forget, at the start of a sentence ("Please forget my address."); "Don't forget my
 appointment" and "I always forget my password" are not requests."""
+FORGET_ABOUT = re.compile(
+    _REQUEST_LEAD + _FORGET_SAID_VERB + r"(?:about\s+)?"
+    r"(?:(?:what|everything|anything|all|whatever|all that)\s+(?:i|i've|i have|i'd|we|we've)\s+(?:just\s+)?"
+    r"(?:said|told you|mentioned|shared|wrote|written|say|tell you|noted|posted)"
+    r"|(?:the|that|this|my|those|these|any)\s+(?:stuff|thing|things|bit|bits|part|info|information|details?|notes?|"
+    r"comments?|story|news|message|mention))"
+    r"\s+(?:about|re|regarding|on|concerning|of|with)\s+"
+    r"(?P<topic>[^.!?;,]+(?:,\s*(?:the|that|all the)\s+[^.!?;,]+?\s+(?:thing|stuff|bit|part|business|story|news))?)",
+    re.IGNORECASE,
+)
+"""A request to forget what was said about a topic, whoever it is about ("forget what I told you about Paddy's
+hip", "please scrap the bit about Josh being made redundant"): it covers the speaker's own statements on the
+topic (``linking._forget_targets``); its record's attribute is ``FORGET_TOPIC``."""
+FORGET_TOPIC = "(said about)"
+"""The attribute of a ``FORGET_ABOUT`` request's record (the one place that names it)."""
 SMALL_TALK = re.compile(
     r"^(hi|hello|hey|thanks|thank you|ok|okay|cool|great|perfect|good night|bye|sure|yes|no|ha+|hmm+|"
     r"will do|got it|nice|wow|brr|morning|good morning)\b[\s!.,]*$",
@@ -416,7 +439,13 @@ def withheld(text: str) -> bool:
     hypothetical or role-play ("Pretend my name is Zoe") or a request to forget ("Please forget my locker code
     2264"). Such a message forms no memory from those sentences, and it is never recalled as a raw message
     either: shown raw, it would present the role-play or the forgotten value as something the user said is so."""
-    return any(HYPOTHETICAL.search(s) or FORGET.search(s.strip()) for s in split_sentences(text))
+    return any(HYPOTHETICAL.search(s) or is_forget_request(s) for s in split_sentences(text))
+
+
+def is_forget_request(sentence: str) -> bool:
+    """Whether ``sentence`` asks to forget something ("forget my X", "forget what I said about X")."""
+    text = sentence.strip()
+    return bool(FORGET_ABOUT.search(text) or FORGET.search(text))
 
 
 def extract(observation: Observation) -> list[MemoryRecord]:
@@ -484,6 +513,11 @@ def _extract_sentence(
     text = sentence.strip()
     if len(text) < 3 or text.endswith("?") or SMALL_TALK.match(text) or HYPOTHETICAL.search(text):
         return []
+    about = FORGET_ABOUT.search(text)
+    if about:  # "forget what I told you about Paddy's hip": the speaker's statements on the topic
+        topic = about.group("topic").strip()
+        return [_record(text, obs, base, text=text, kind="note", subject=speaker_subj, attribute=FORGET_TOPIC,
+                        value=topic, forget=True, polarity=-1, confidence=0.9)]
     forget = FORGET.search(text)
     if forget:
         what = clean_value(forget.group("what")) or forget.group("what").strip()
