@@ -20,12 +20,14 @@ if TYPE_CHECKING:
     from memory_graph.api import Memory
     from memory_graph.config import Context
     from memory_graph.graph import build_memory_graph
+    from memory_graph.langgraph_store import MemoryStore
     from memory_graph.records import Recall, RecallItem
 
-__all__ = ["Memory", "Context", "Recall", "RecallItem", "build_memory_graph"]
+__all__ = ["Memory", "MemoryStore", "Context", "Recall", "RecallItem", "build_memory_graph"]
 __version__ = "0.1.0"
 
 _HOMES = {"Memory": "memory_graph.api", "Context": "memory_graph.config", "build_memory_graph": "memory_graph.graph",
+          "MemoryStore": "memory_graph.langgraph_store",
           "Recall": "memory_graph.records", "RecallItem": "memory_graph.records"}
 
 

@@ -100,9 +100,10 @@ class Memory:
             if not isinstance(store, Store):
                 raise InvalidInputError(f"store must be a memory_graph Store, got {type(store).__name__}")
             self.store = store.retain()
-            self.context = self.context.replace(store_path=str(store.path))
+            self.context = self.context.replace(store_path=store.location)
         else:
-            self.store = Store.open(self.context.store_path, self.context.embedding_model, create=create)
+            self.store = Store.open(self.context.store_path, self.context.embedding_model, create=create,
+                                    chroma_url=self.context.chroma_url)
         self._closed = False
         from memory_graph.langgraph_store import MemoryStore
 

@@ -166,17 +166,22 @@ def guarded(func: F) -> F:
 
 # ---- shared options -----------------------------------------------------------------------------------
 
-def _store_path(value: str) -> Path:
-    """``--store``: a non-empty folder path (an empty one silently meant the current folder)."""
+def _store_path(value: str) -> str:
+    """``--store``: a non-empty folder path or PostgreSQL URL (an empty one silently meant the current folder)."""
     if not str(value).strip():
-        raise typer.BadParameter("must be a folder path, not empty")
-    return Path(value)
+        raise typer.BadParameter("must be a folder path or a postgresql:// URL, not empty")
+    return str(value)
 
 
 StoreOpt = Annotated[
-    Path,
-    typer.Option("--store", envvar="MEMORY_GRAPH_STORE", help="Store folder (ledger + index).", show_default=True,
-                 parser=_store_path),
+    str,
+    typer.Option("--store", envvar=["MEMORY_GRAPH_DATABASE_URL", "MEMORY_GRAPH_STORE"],
+                 help="Store folder (ledger + index), or postgresql://user@host:port/db (server backend).",
+                 show_default=True, parser=_store_path),
+]
+ChromaOpt = Annotated[
+    str, typer.Option("--chroma", envvar="MEMORY_GRAPH_CHROMA_URL",
+                      help="Chroma server of a postgresql:// store (http://host:8000).")
 ]
 UserOpt = Annotated[str, typer.Option("--user", envvar="MEMORY_GRAPH_USER", help="Namespace (user id).")]
 ModelOpt = Annotated[
@@ -185,10 +190,10 @@ ModelOpt = Annotated[
 BaseUrlOpt = Annotated[
     str, typer.Option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible server URL.")
 ]
-DEFAULT_STORE = Path(".memory-graph")
+DEFAULT_STORE = ".memory-graph"
 
 
-def _open(store: Path, user: str, *, create: bool, **overrides: Any) -> Memory:
+def _open(store: str, user: str, *, create: bool, **overrides: Any) -> Memory:
     """Open namespace ``user`` of ``store``; ``create=False`` (read-only commands) never creates a store.
 
     Raises:
@@ -321,6 +326,7 @@ def ingest(
     model: ModelOpt = "",
     base_url: BaseUrlOpt = "",
     store: StoreOpt = DEFAULT_STORE,
+    chroma: ChromaOpt = "",
     user: UserOpt = "default",
 ) -> None:
     """Validate a whole conversation file, then observe it in batches and print a summary."""
@@ -331,7 +337,7 @@ def ingest(
     turns = load_turns(file, _parse_speaker_map(speaker_map or []))
     actions: Counter[str] = Counter()
     superseded = retracted = 0
-    with _open(store, user, create=True, model=model, base_url=base_url) as mem:
+    with _open(store, user, create=True, chroma_url=chroma, model=model, base_url=base_url) as mem:
         progress = Progress(
             TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=err_console, transient=True,
@@ -451,6 +457,7 @@ def ask(
     model: ModelOpt = "",
     base_url: BaseUrlOpt = "",
     store: StoreOpt = DEFAULT_STORE,
+    chroma: ChromaOpt = "",
     user: UserOpt = "default",
 ) -> None:
     """Recall memories for QUESTION, print them (current first), then the answer."""
@@ -459,7 +466,7 @@ def ask(
     if budget is not None and budget <= 0:
         raise CliError(f"--budget must be a positive number of tokens, got {budget}", 2)
     as_of_iso = _parse_as_of(as_of)
-    with _open(store, user, create=False, model=model, base_url=base_url) as mem:
+    with _open(store, user, create=False, chroma_url=chroma, model=model, base_url=base_url) as mem:
         if budget is not None:
             mem.context = mem.context.replace(budget_tokens=budget)
         builder = _load_agent_builder()
@@ -500,7 +507,8 @@ def ask(
 
 class _Session:
     """One chat thread of one user: the agent graph (or, without ``agent``, the memory subgraph) with a SQLite
-    checkpointer at ``<store>/threads.sqlite3`` (:data:`memory_graph.threads.THREADS_FILE`).
+    checkpointer at ``<store>/threads.sqlite3`` (:data:`memory_graph.threads.THREADS_FILE`; in memory for the
+    session when the store is on a server).
 
     The checkpointer's ``thread_id`` is ``thread_key(user_id, thread)``, never the bare ``--thread`` name, so
     another user passing any name (even one spelling this user's key) reaches a different thread: a thread
@@ -514,7 +522,14 @@ class _Session:
         self.mem = mem
         self.thread = thread
         self.thread_id = thread_key(mem.context.user_id, thread)
-        self.conn, self.saver = thread_saver(Path(mem.store.path))
+        folder = mem.store.threads_folder
+        self.conn: Any = None
+        if folder is None:  # a server store has no folder: the thread lives for this session only
+            from langgraph.checkpoint.memory import InMemorySaver
+
+            self.saver: Any = InMemorySaver()
+        else:
+            self.conn, self.saver = thread_saver(folder)
         builder = _load_agent_builder()
         self.agent = builder is not None
         if builder is not None:
@@ -549,7 +564,8 @@ class _Session:
         return self.last_answer
 
     def close(self) -> None:
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
 
 
 CHAT_HELP = "commands: /good  /bad  /inspect ID  /forget ID [--hard]  /quit"
@@ -594,11 +610,12 @@ def chat(
     model: ModelOpt = "",
     base_url: BaseUrlOpt = "",
     store: StoreOpt = DEFAULT_STORE,
+    chroma: ChromaOpt = "",
     user: UserOpt = "default",
 ) -> None:
     """Chat with the agent; reads lines from stdin until EOF or /quit. """
     interactive = sys.stdin.isatty()
-    with _open(store, user, create=True, model=model, base_url=base_url) as mem:
+    with _open(store, user, create=True, chroma_url=chroma, model=model, base_url=base_url) as mem:
         session = _Session(mem, thread)
         try:
             if not session.agent:
@@ -703,10 +720,11 @@ def _print_forget(result: dict[str, Any]) -> None:
 def inspect(
     memory_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="A memory id; omit for a summary.")] = None,
     store: StoreOpt = DEFAULT_STORE,
+    chroma: ChromaOpt = "",
     user: UserOpt = "default",
 ) -> None:
     """Summarise the namespace, or show one memory with its provenance, stats, events and history."""
-    with _open(store, user, create=False) as mem:
+    with _open(store, user, create=False, chroma_url=chroma) as mem:
         _print_inspect(mem, memory_id)
 
 
@@ -716,18 +734,19 @@ def forget(
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory to forget.")],
     hard: Annotated[bool, typer.Option("--hard", help="Erase the text everywhere (not only retract).")] = False,
     store: StoreOpt = DEFAULT_STORE,
+    chroma: ChromaOpt = "",
     user: UserOpt = "default",
 ) -> None:
     """Retract a memory (kept in history), or with --hard erase it and its source observations."""
-    with _open(store, user, create=False) as mem:
+    with _open(store, user, create=False, chroma_url=chroma) as mem:
         _print_forget(mem.forget(memory_id, hard=hard))
 
 
 @app.command()
 @guarded
-def reindex(store: StoreOpt = DEFAULT_STORE, user: UserOpt = "default") -> None:
+def reindex(store: StoreOpt = DEFAULT_STORE, user: UserOpt = "default", chroma: ChromaOpt = "") -> None:
     """Rebuild the Chroma index from the SQLite ledger (all namespaces)."""
-    with _open(store, user, create=False) as mem:
+    with _open(store, user, create=False, chroma_url=chroma) as mem:
         counts = mem.store.reindex()
         held = mem.store.index_counts()
         console.print(_safe(f"reindexed: {counts.get('indexed', 0)} records embedded, {counts.get('removed', 0)} "

@@ -7,7 +7,9 @@ read it through ``Runtime[Context]``. Every field falls back to an environment v
 ==========================  ===============================  =====================
 field                       environment variable             default
 ==========================  ===============================  =====================
-store_path                  MEMORY_GRAPH_STORE               ./.memory-graph
+store_path                  MEMORY_GRAPH_DATABASE_URL, then  ./.memory-graph
+                            MEMORY_GRAPH_STORE
+chroma_url                  MEMORY_GRAPH_CHROMA_URL          "" (needed with a PostgreSQL store)
 user_id                     MEMORY_GRAPH_USER                default
 budget_tokens               MEMORY_GRAPH_BUDGET              400 (tokens)
 max_items                   MEMORY_GRAPH_MAX_ITEMS           12
@@ -89,7 +91,9 @@ class Context:
     """Run-time configuration of the memory subgraph (LangGraph ``context_schema``).
 
     Attributes:
-        store_path: folder holding ``ledger.sqlite3`` and the ``chroma/`` index.
+        store_path: folder holding ``ledger.sqlite3`` and the ``chroma/`` index (embedded backend), or a
+            PostgreSQL URL ``postgresql://user:password@host:port/db`` (server backend, with ``chroma_url``).
+        chroma_url: the Chroma server of a PostgreSQL store (``http://host:8000``); unused for a folder.
         user_id: the namespace every read and write is confined to.
         budget_tokens: token budget of the recalled context block (o200k_base tokens by default).
         max_items: most memories one recall may return.
@@ -114,7 +118,8 @@ class Context:
             ``InvalidInputError``.
     """
 
-    store_path: str = field(default_factory=lambda: _env("MEMORY_GRAPH_STORE", "./.memory-graph"))
+    store_path: str = field(default_factory=lambda: _env("MEMORY_GRAPH_DATABASE_URL", _env("MEMORY_GRAPH_STORE", "./.memory-graph")))
+    chroma_url: str = field(default_factory=lambda: _env("MEMORY_GRAPH_CHROMA_URL", ""))
     user_id: str = field(default_factory=lambda: _env("MEMORY_GRAPH_USER", "default"))
     budget_tokens: int = field(default_factory=lambda: _env_int("MEMORY_GRAPH_BUDGET", 400))
     max_items: int = field(default_factory=lambda: _env_int("MEMORY_GRAPH_MAX_ITEMS", 12))
@@ -145,7 +150,7 @@ class Context:
             raise InvalidInputError(f"budget_tokens must be positive, got {self.budget_tokens}")
         if self.max_items <= 0:
             raise InvalidInputError(f"max_items must be positive, got {self.max_items}")
-        for name in ("store_path", "user_id", "model", "base_url", "embedding_model", "encoding"):
+        for name in ("store_path", "chroma_url", "user_id", "model", "base_url", "embedding_model", "encoding"):
             value = getattr(self, name)
             if not isinstance(value, str):
                 raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")

@@ -113,8 +113,9 @@ class MemoryStore(BaseStore):
         if isinstance(store, Store):
             self._store, self._owned = store, False
         else:
-            path = store if store is not None else Context().store_path
-            self._store = Store.open(path, str(overrides.get("embedding_model", "")))
+            ctx = Context().replace(**overrides)  # InvalidInputError / TypeError for a bad option
+            self._store = Store.open(store if store is not None else ctx.store_path, ctx.embedding_model,
+                                     chroma_url=ctx.chroma_url)
             self._owned = True
         self._memories: dict[str, Any] = {}
 

@@ -36,7 +36,7 @@ def get_store(ctx: Context, runtime: Runtime[Context] | None = None) -> Store:
     """The storage of this run: the one injected as the graph's store (``compile(store=MemoryStore(...))``, a
     LangGraph Server's configured store, ``runtime.store``) when it is a memory-graph store, else the store folder
     of the context (``Context.store_path``, opened once per process; it holds no lock between operations)."""
-    return Store.of(runtime.store if runtime is not None else None, ctx.store_path, ctx.embedding_model)
+    return Store.of(runtime.store if runtime is not None else None, ctx.store_path, ctx.embedding_model, ctx.chroma_url)
 
 
 def _ctx(runtime: Runtime[Context] | None) -> Context:

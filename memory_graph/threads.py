@@ -82,7 +82,7 @@ def add_owner_guard(builder: Any, first: str, clear: dict[str, Any] | None = Non
         if thread_id is not None:  # checkpointed: the store's record decides (``Ledger.claim_thread``)
             from memory_graph.store import Store
 
-            store = Store.of(runtime.store, ctx.store_path, ctx.embedding_model)
+            store = Store.of(runtime.store, ctx.store_path, ctx.embedding_model, ctx.chroma_url)
             recorded = store.ledger.claim_thread(str(thread_id), ctx.user_id)
         return guard_update(state, ctx.user_id, dict(clear or {}), recorded)
 

@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,3 +31,28 @@ def mem(tmp_path: Path) -> Iterator[Memory]:  # noqa: F821
 @pytest.fixture(scope="session")
 def conversation() -> list[dict[str, str]]:
     return [json.loads(line) for line in CONVERSATION.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def servers() -> Iterator[Any]:
+    """PostgreSQL + a Chroma server for the session (``tests/servers.py``); skipped with the reason when they
+    cannot run here, failed instead under ``MEMORY_GRAPH_REQUIRE_SERVERS=1`` (CI)."""
+    from servers import missing, started
+
+    why = missing()
+    if why:
+        if os.environ.get("MEMORY_GRAPH_REQUIRE_SERVERS") == "1":
+            pytest.fail(f"MEMORY_GRAPH_REQUIRE_SERVERS=1 but the server backend cannot be tested: {why}")
+        pytest.skip(f"server backend not tested: {why}")
+    with started() as running:
+        yield running
+
+
+@pytest.fixture(params=["embedded", pytest.param("server", marks=pytest.mark.server)])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """``(location, options)`` of a fresh, empty store on each backend: a folder, or a new PostgreSQL database
+    with the session's Chroma server (its collections are named after the database)."""
+    if request.param == "embedded":
+        return str(tmp_path / "store"), {}
+    running = request.getfixturevalue("servers")
+    return running.new_database(), {"chroma_url": running.chroma_url}

@@ -20,8 +20,10 @@ from memory_graph.langgraph_store import MemoryStore, namespace_path
 
 
 @pytest.fixture()
-def mstore(tmp_path: Path) -> Any:
-    store = MemoryStore(tmp_path / "s")
+def mstore(store_location: tuple[str, dict[str, str]]) -> Any:
+    """On both backends: a folder, and PostgreSQL + a Chroma server."""
+    location, options = store_location
+    store = MemoryStore(location, **options)
     yield store
     store.close()
 

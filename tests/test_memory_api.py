@@ -1,15 +1,24 @@
 """The public API end to end on real SQLite, Chroma and MiniLM: supersession, as_of, history, scopes,
-multi-valued facts, attribution, forgetting, feedback, namespaces and bad input."""
+multi-valued facts, attribution, forgetting, feedback, namespaces and bad input. Every test that takes ``mem`` or
+``store_location`` runs on both backends: embedded (a folder) and server (PostgreSQL + a Chroma server)."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memory_graph import Memory
+
+
+@pytest.fixture()
+def mem(store_location: tuple[str, dict[str, str]]) -> Iterator[Memory]:
+    location, options = store_location
+    with Memory(location, user_id="alice", **options) as m:
+        yield m
 
 
 def current_values(mem: Memory, query: str, attribute: str | None = None) -> list[str]:
@@ -137,8 +146,9 @@ def test_feedback_credit_and_errors(mem: Memory) -> None:
     assert blame["blamed"] == {top.id: 1.0}
 
 
-def test_namespaces_are_isolated(tmp_path: Path) -> None:
-    with Memory(tmp_path / "s", user_id="alice") as a, Memory(tmp_path / "s", user_id="bob") as b:
+def test_namespaces_are_isolated(store_location: tuple[str, dict[str, str]]) -> None:
+    location, options = store_location
+    with Memory(location, user_id="alice", **options) as a, Memory(location, user_id="bob", **options) as b:
         a.observe("I live in Lisbon.")
         b.observe("I live in Tokyo.")
         assert [it.value for it in a.recall("Where does the user live?").items if it.attribute == "location"] == ["Lisbon"]
@@ -218,22 +228,24 @@ def test_invalid_iso_date_and_tiny_budget_are_rejected(mem: Memory) -> None:
         mem.recall("Where does the user live?", budget_tokens=1)
 
 
-def _ingest_in_process(path: str, user: str, turns: list[dict[str, str]]) -> None:
-    with Memory(path, user_id=user) as m:
-        m.observe_many(turns)
+def _ingest_in_process(path: str, user: str, turns: list[dict[str, str]], options: dict[str, str]) -> None:
+    with Memory(path, user_id=user, **options) as m:
+        for turn in turns:  # one write per turn: the two processes' writes interleave
+            m.observe_many([turn])
 
 
-def test_two_processes_write_one_store(tmp_path: Path, conversation: list[dict[str, str]]) -> None:
+def test_two_processes_write_one_store(store_location: tuple[str, dict[str, str]], conversation: list[dict[str, str]]) -> None:
     import multiprocessing as mp
 
+    location, options = store_location
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_ingest_in_process, args=(str(tmp_path / "s"), "dana", conversation[i::2])) for i in (0, 1)]
+    procs = [ctx.Process(target=_ingest_in_process, args=(location, "dana", conversation[i::2], options)) for i in (0, 1)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(300)
     assert [p.exitcode for p in procs] == [0, 0]
-    with Memory(tmp_path / "s", user_id="dana") as m:
+    with Memory(location, user_id="dana", **options) as m:
         assert m.inspect()["observations"] == len(conversation)
         n_ledger = m.store.ledger.query("SELECT COUNT(*) AS n FROM memories")[0]["n"]
         assert m.store.index_counts()["memories"] == n_ledger

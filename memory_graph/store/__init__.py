@@ -44,6 +44,7 @@ from memory_graph.records import searchable_text
 from memory_graph.store.index import FAR_FUTURE, VectorIndex, scrub_unused_capacity
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.lexical import LEXICAL_K, LexicalIndex
+from memory_graph.store.sql import is_database_url
 from memory_graph.store.tx import Tx, new_id, now_iso
 from memory_graph.timeutil import to_epoch
 
@@ -60,7 +61,7 @@ EMBED_CACHE_SIZE = 4096
 LEDGER_FILE = "ledger.sqlite3"
 COMPACTING = "chroma.compacting"
 
-_OPEN: dict[tuple[str, str], Store] = {}
+_OPEN: dict[tuple[str, ...], Store] = {}
 _OPEN_LOCK = threading.Lock()
 
 
@@ -96,13 +97,24 @@ class Store:
         except OSError as exc:  # not creatable: a file in the way, no permission, a virtual file system
             raise InvalidInputError(f"store path {str(path)!r} cannot be used as a folder ({exc.strerror or exc})") from None
         self.path = path
+        self.location = str(path)
+        self._key: tuple[str, ...] = (str(path), embedding_model)
+        self._setup(embedding_model)
+        # the folder lock: a file lock between processes (counted, so re-entrant) plus an RLock between threads
+        self._file_lock = FileLock(str(path / ".store.lock"), timeout=LOCK_TIMEOUT_S, thread_local=False)
+        self._owner_file = path / ".store.lock.owner"
+        try:
+            self.ledger = Ledger(path / LEDGER_FILE)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"store {str(path)!r}: {LEDGER_FILE} is not a memory-graph ledger ({exc})") from None
+        self._open()
+
+    def _setup(self, embedding_model: str) -> None:
+        """The state every kind of store starts with (embedder, caches, locks; no index client yet)."""
         self.embedding_model = embedding_model
         self._embedder: Embedder | None = None
         self._vectors: dict[str, np.ndarray] = {}
         self.refs = 0
-        # the folder lock: a file lock between processes (counted, so re-entrant) plus an RLock between threads
-        self._file_lock = FileLock(str(path / ".store.lock"), timeout=LOCK_TIMEOUT_S, thread_local=False)
-        self._owner_file = path / ".store.lock.owner"
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._index: VectorIndex | None = None
@@ -110,10 +122,9 @@ class Store:
         self._index_generation: int | None = None  # the ledger's index generation this process's client saw
         self._index_written = False
         self.lexical = LexicalIndex()
-        try:
-            self.ledger = Ledger(path / LEDGER_FILE)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"store {str(path)!r}: {LEDGER_FILE} is not a memory-graph ledger ({exc})") from None
+
+    def _open(self) -> None:
+        """Reconcile the index with the ledger and refresh the planner's statistics (the end of every open)."""
         try:
             self.last_reconcile: dict[str, Any] = self.reconcile()
         except StoreError as exc:  # an unreadable index: the ledger still opens (inspect, history, reindex work)
@@ -124,15 +135,32 @@ class Store:
 
     # ---- lifecycle ---------------------------------------------------------------------------------------
 
+    @property
+    def threads_folder(self) -> Path | None:
+        """Where the CLI chat keeps its threads (``threads.sqlite3``): the store folder; None for a server store."""
+        return self.path
+
     @classmethod
-    def get(cls, path: str | Path, embedding_model: str = "", create: bool = True) -> Store:
-        """The shared store of ``path`` in this process (opened and reconciled on first use).
+    def get(cls, path: str | Path, embedding_model: str = "", create: bool = True, chroma_url: str = "") -> Store:
+        """The shared store of ``path`` in this process (opened and reconciled on first use): a folder, or a
+        PostgreSQL URL (``postgresql://...``) whose vectors are on the Chroma server ``chroma_url``
+        (:class:`memory_graph.store.server.ServerStore`).
 
         Raises:
             InvalidInputError: ``path`` exists and is not a folder, or is not a usable path.
             StoreNotFoundError: ``create`` is False and ``path`` holds no store.
-            StoreError: the folder holds a file that is not a memory-graph ledger.
+            StoreError: the folder holds a file that is not a memory-graph ledger; a server cannot be reached.
         """
+        if is_database_url(path):
+            from memory_graph.store.server import ServerStore
+
+            server_key = (str(path), embedding_model, chroma_url)
+            with _OPEN_LOCK:
+                found = _OPEN.get(server_key)
+                if found is None:
+                    found = ServerStore(str(path), chroma_url, embedding_model, create=create)
+                    _OPEN[server_key] = found
+                return found
         try:
             folder = Path(path).expanduser().resolve()
             exists, is_dir, has_ledger = folder.exists(), folder.is_dir(), (folder / LEDGER_FILE).is_file()
@@ -156,18 +184,18 @@ class Store:
             return store
 
     @classmethod
-    def of(cls, injected: Any, path: str | Path, embedding_model: str = "") -> Store:
+    def of(cls, injected: Any, path: str | Path, embedding_model: str = "", chroma_url: str = "") -> Store:
         """The store a graph run uses: ``injected`` (a LangGraph ``runtime.store``) when it carries a memory-graph
         store (``memory_graph_store``, see :class:`memory_graph.langgraph_store.MemoryStore`), else the shared
         store of ``path`` (:meth:`get`). Any other injected store (an app's ``InMemoryStore``) is not ours and is
         left alone."""
         store = getattr(injected, "memory_graph_store", None)
-        return store if isinstance(store, Store) else cls.get(path, embedding_model)
+        return store if isinstance(store, Store) else cls.get(path, embedding_model, chroma_url=chroma_url)
 
     @classmethod
-    def open(cls, path: str | Path, embedding_model: str = "", create: bool = True) -> Store:
+    def open(cls, path: str | Path, embedding_model: str = "", create: bool = True, chroma_url: str = "") -> Store:
         """Like :meth:`get`, taking a reference that :meth:`release` gives back."""
-        store = cls.get(path, embedding_model, create=create)
+        store = cls.get(path, embedding_model, create=create, chroma_url=chroma_url)
         with _OPEN_LOCK:
             store.refs += 1
         return store
@@ -183,7 +211,7 @@ class Store:
         with _OPEN_LOCK:
             self.refs -= 1
             if self.refs <= 0:
-                _OPEN.pop((str(self.path), self.embedding_model), None)
+                _OPEN.pop(self._key, None)
                 with self._thread_lock:
                     self._close_index()
                     self.ledger.close()
@@ -221,8 +249,9 @@ class Store:
         threads = 0
         with self.session():
             for job in self.ledger.erase_jobs():
-                threads += checkpoints.scrub_threads(self.path, job["namespace"], json.loads(job["needles"]),
-                                                     set(json.loads(job["refs"])))
+                if self.threads_folder is not None:
+                    threads += checkpoints.scrub_threads(self.threads_folder, job["namespace"],
+                                                         json.loads(job["needles"]), set(json.loads(job["refs"])))
                 with self.write() as tx:
                     tx.drop_erase_job(job["id"])
             self.ledger.vacuum()

@@ -90,9 +90,10 @@ def _drop_cached_system(path: Path) -> None:
 
 
 class VectorIndex:
-    """A Chroma ``PersistentClient`` at ``path`` (or an ``HttpClient`` when ``client`` is given)."""
+    """A Chroma ``PersistentClient`` at ``path`` (or the client given: an ``HttpClient`` of a Chroma server).
+    ``prefix`` starts the collections' names (one Chroma server can then serve several stores)."""
 
-    def __init__(self, path: Path, client: Any | None = None) -> None:
+    def __init__(self, path: Path | None, client: Any | None = None, prefix: str = "") -> None:
         import chromadb
         from chromadb.config import Settings
 
@@ -101,10 +102,20 @@ class VectorIndex:
                 path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=True)
             )
         except Exception:
-            _drop_cached_system(path)
+            if path is not None:
+                _drop_cached_system(path)
             raise
-        self.memories = self._collection("memories")
-        self.observations = self._collection("observations")
+        self.prefix = prefix
+        self.memories = self._collection(f"{prefix}memories")
+        self.observations = self._collection(f"{prefix}observations")
+
+    def drop(self) -> None:
+        """Delete both collections (a server's index is rebuilt from the ledger this way)."""
+        for name in (f"{self.prefix}memories", f"{self.prefix}observations"):
+            try:
+                self.client.delete_collection(name)
+            except Exception:  # noqa: BLE001 - Chroma raises its own class (or ValueError) for a missing collection
+                log.info("collection %s was not there to drop", name)
 
     def _collection(self, name: str) -> Any:
         return self.client.get_or_create_collection(

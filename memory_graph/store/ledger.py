@@ -7,7 +7,6 @@ every read in this module filters by it. Times are ISO-8601 UTC strings (see ``m
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -15,6 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from memory_graph.records import LIVE_STATUSES
+from memory_graph.store.sql import (
+    Database,
+    PostgresDatabase,
+    Row,
+    SqliteDatabase,
+    is_database_url,
+    postgres_schema,
+    redact_url,
+)
 from memory_graph.store.tx import Tx, now_iso
 
 SCHEMA = """
@@ -105,28 +113,29 @@ MEMORY_COLUMNS = (
 
 
 class Ledger:
-    """One SQLite database file; safe to share between threads of one process (serialised by a lock).
+    """The ledger's database: a SQLite file (embedded) or a PostgreSQL database (``postgresql://...``); safe to
+    share between threads of one process (serialised by a lock).
 
     Args:
-        path: the database file; its folder is created if missing.
+        location: the SQLite file (its folder is created if missing) or a PostgreSQL URL.
 
     Raises:
         sqlite3.DatabaseError: the file exists but is not a SQLite database.
+        StoreError: the PostgreSQL server cannot be reached; the store's schema is newer than this code.
     """
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
-        self._conn.row_factory = sqlite3.Row
+    def __init__(self, location: Path | str) -> None:
+        self.path = location
+        self.db: Database = PostgresDatabase(str(location)) if is_database_url(location) else SqliteDatabase(Path(location))
         self._lock = threading.RLock()
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA foreign_keys=ON")
-        self._conn.execute("PRAGMA secure_delete=ON")
         with self._lock:
-            self._conn.executescript(SCHEMA)
+            self.db.script(postgres_schema(SCHEMA) if self.db.kind == "postgresql" else SCHEMA)
         self.migrate()
+
+    @property
+    def location(self) -> str:
+        """Where the ledger is, for messages (a PostgreSQL URL without its password)."""
+        return redact_url(str(self.path))
 
     def migrate(self) -> int:
         """Apply the ``MIGRATIONS`` this store lacks (one transaction); returns the schema version.
@@ -137,22 +146,22 @@ class Ledger:
         from memory_graph.errors import StoreError
 
         with self._lock:
-            version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+            version = self.db.schema_version()
             if version > SCHEMA_VERSION:
-                raise StoreError(f"store {str(self.path)!r} has schema version {version}, newer than this "
+                raise StoreError(f"store {self.location!r} has schema version {version}, newer than this "
                                  f"memory-graph ({SCHEMA_VERSION}); upgrade memory-graph to open it")
             if version == SCHEMA_VERSION:
                 return version
-            with self.tx() as cur:  # read again under the write lock: another process may have migrated
-                version = int(cur.execute("PRAGMA user_version").fetchone()[0])
+            with self.tx() as tx:  # read again under the write lock: another process may have migrated
+                version = self.db.schema_version(tx)
                 for sql in MIGRATIONS[version:]:
-                    cur.execute(sql)
-                cur.execute(f"PRAGMA user_version={max(version, SCHEMA_VERSION)}")
+                    tx.execute(sql)
+                self.db.set_schema_version(tx, max(version, SCHEMA_VERSION))
             return SCHEMA_VERSION
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            self.db.close()
 
     def analyze_if_stale(self) -> bool:
         """Refresh the query planner's statistics (``ANALYZE`` with ``analysis_limit``, so it reads a bounded sample)
@@ -165,8 +174,7 @@ class Ledger:
         if last >= 0 and count < 2 * max(last, 500):
             return False
         with self._lock:
-            self._conn.execute("PRAGMA analysis_limit=1000")
-            self._conn.execute("ANALYZE")
+            self.db.analyze()
         with self.tx() as cur:
             cur.execute("INSERT INTO meta(key, value) VALUES ('analyzed_rows', ?) "
                         "ON CONFLICT(key) DO UPDATE SET value=excluded.value", (str(count),))
@@ -194,16 +202,17 @@ class Ledger:
         with self.tx() as cur:
             cur.execute(
                 "INSERT INTO meta(key, value) VALUES ('index_generation', '1') "
-                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                "ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)"
             )
             return int(cur.execute("SELECT value FROM meta WHERE key='index_generation'").fetchone()[0])
 
     @contextmanager
     def tx(self) -> Iterator[Tx]:
-        """One write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on any error) and its typed operations."""
+        """One write transaction (begun with the database's write lock, see ``memory_graph.store.sql``; COMMIT, or
+        ROLLBACK on any error) and its typed operations."""
         with self._lock:
-            cur = self._conn.cursor()
-            cur.execute("BEGIN IMMEDIATE")
+            cur = self.db.cursor()
+            self.db.begin(cur)
             try:
                 yield Tx(cur)
             except BaseException:
@@ -212,16 +221,16 @@ class Ledger:
             else:
                 cur.execute("COMMIT")
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a read query and return all rows."""
         with self._lock:
-            return list(self._conn.execute(sql, params).fetchall())
+            return list(self.db.execute(sql, params).fetchall())
 
-    def query_in(self, sql: str, namespace: str, ids: Sequence[str]) -> list[sqlite3.Row]:
+    def query_in(self, sql: str, namespace: str, ids: Sequence[str]) -> list[Row]:
         """Run ``sql`` (parameters: namespace, then the ids; ``{marks}`` stands for the id placeholders) over
         the distinct ``ids`` in chunks of 500 (SQLite's parameter limit) and return all rows."""
         unique = list(dict.fromkeys(ids))
-        rows: list[sqlite3.Row] = []
+        rows: list[Row] = []
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
             rows.extend(self.query(sql.format(marks=",".join("?" * len(chunk))), (namespace, *chunk)))
@@ -230,17 +239,15 @@ class Ledger:
     def vacuum(self) -> None:
         """Rewrite the database file (so erased text leaves no trace on disk) and truncate the WAL."""
         with self._lock:
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._conn.execute("VACUUM")
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.db.vacuum()
 
     # ---- typed reads -------------------------------------------------------------------------------
 
-    def memory(self, namespace: str, memory_id: str) -> sqlite3.Row | None:
+    def memory(self, namespace: str, memory_id: str) -> Row | None:
         rows = self.query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace=? AND id=?", (namespace, memory_id))
         return rows[0] if rows else None
 
-    def memories(self, namespace: str, ids: Sequence[str]) -> dict[str, sqlite3.Row]:
+    def memories(self, namespace: str, ids: Sequence[str]) -> dict[str, Row]:
         rows = self.query_in(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace=? AND id IN ({{marks}})", namespace, ids)
         return {row["id"]: row for row in rows}
 
@@ -258,7 +265,7 @@ class Ledger:
             )
         return out
 
-    def links_of(self, namespace: str, memory_id: str) -> list[sqlite3.Row]:
+    def links_of(self, namespace: str, memory_id: str) -> list[Row]:
         return self.query(
             "SELECT * FROM links WHERE namespace=? AND (src_id=? OR dst_id=?) ORDER BY created_at, rowid",
             (namespace, memory_id, memory_id),
@@ -295,23 +302,23 @@ class Ledger:
             }
         return out
 
-    def observations(self, namespace: str, ids: Sequence[str]) -> dict[str, sqlite3.Row]:
+    def observations(self, namespace: str, ids: Sequence[str]) -> dict[str, Row]:
         """Observations ``ids`` of ``namespace`` -> ``{id: row}`` (unknown ids are absent)."""
         return {r["id"]: r for r in self.query_in("SELECT * FROM observations WHERE namespace=? AND id IN ({marks})",
                                                     namespace, ids)}
 
-    def observations_by_ref(self, namespace: str, refs: Sequence[str]) -> list[sqlite3.Row]:
+    def observations_by_ref(self, namespace: str, refs: Sequence[str]) -> list[Row]:
         """Observations of ``namespace`` stored from the messages ``refs`` (message ids)."""
         return self.query_in("SELECT * FROM observations WHERE namespace=? AND ref IN ({marks})", namespace, refs)
 
-    def unprocessed_observations(self, namespace: str, limit: int = 256, people_only: bool = False) -> list[sqlite3.Row]:
+    def unprocessed_observations(self, namespace: str, limit: int = 256, people_only: bool = False) -> list[Row]:
         """Observations stored but never linked (a process killed between a turn's two steps), oldest first;
         ``people_only`` leaves out the assistant's and tools' messages."""
         people = " AND speaker NOT IN ('assistant','tool')" if people_only else ""
         return self.query(f"SELECT * FROM observations WHERE namespace=? AND processed=0{people} "
                           "ORDER BY time, rowid LIMIT ?", (namespace, limit))
 
-    def unlinked_observations(self, namespace: str, ids: Sequence[str]) -> dict[str, sqlite3.Row]:
+    def unlinked_observations(self, namespace: str, ids: Sequence[str]) -> dict[str, Row]:
         """The observations among ``ids`` that no memory was formed from and that are not withheld (raw turns that
         recall may show beside the memories without repeating them) -> ``{id: row}``."""
         return {r["id"]: r for r in self.query_in(
@@ -330,7 +337,7 @@ class Ledger:
         return [(r["memory_id"], r["observation_id"]) for r in rows]
 
     def live_memories(self, namespace: str, subjects: Sequence[str], scope: str | None = None,
-                      asserted_only: bool = False) -> list[sqlite3.Row]:
+                      asserted_only: bool = False) -> list[Row]:
         """Live memories of ``subjects`` (in ``scope`` when given), oldest first; ``asserted_only`` leaves out
         events and negations."""
         extra = (" AND kind != 'event' AND polarity > 0" if asserted_only else "") + (" AND scope=?" if scope is not None else "")
@@ -341,7 +348,7 @@ class Ledger:
         )
 
     def memories_of_attribute(self, namespace: str, subjects: Sequence[str], attribute: str,
-                              statuses: Sequence[str]) -> list[sqlite3.Row]:
+                              statuses: Sequence[str]) -> list[Row]:
         """Memories of ``subjects`` and ``attribute`` whose status is one of ``statuses``, oldest first."""
         return self.query(
             f"SELECT * FROM memories WHERE namespace=? AND attribute=? AND status IN ({','.join('?' * len(statuses))}) "
@@ -349,7 +356,7 @@ class Ledger:
             (namespace, attribute, *statuses, *subjects),
         )
 
-    def live_memories_quoting(self, namespace: str, subjects: Sequence[str], phrase: str) -> list[sqlite3.Row]:
+    def live_memories_quoting(self, namespace: str, subjects: Sequence[str], phrase: str) -> list[Row]:
         """Live memories of ``subjects`` whose text contains ``phrase`` (case-insensitive for ASCII), oldest first."""
         return self.query(
             f"SELECT * FROM memories WHERE namespace=? AND status IN (?,?) AND subject IN ({','.join('?' * len(subjects))}) "
@@ -357,12 +364,12 @@ class Ledger:
             (namespace, *LIVE_STATUSES, *subjects, "%" + _like_escape(phrase) + "%"),
         )
 
-    def newest_of_key(self, namespace: str, subject: str, attribute: str, limit: int = 20) -> list[sqlite3.Row]:
+    def newest_of_key(self, namespace: str, subject: str, attribute: str, limit: int = 20) -> list[Row]:
         """The ``limit`` newest memories of one key (subject, attribute), any scope and status, newest first."""
         return self.query("SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? "
                           "ORDER BY valid_from DESC, rowid DESC LIMIT ?", (namespace, subject, attribute, limit))
 
-    def memory_texts(self, namespace: str) -> list[sqlite3.Row]:
+    def memory_texts(self, namespace: str) -> list[Row]:
         """``id, text, source`` of every memory of ``namespace`` in insertion order (the lexical index's input)."""
         return self.query("SELECT id, text, source FROM memories WHERE namespace=? ORDER BY rowid", (namespace,))
 
@@ -378,7 +385,7 @@ class Ledger:
                           (namespace, attribute))
         return (int(rows[0]["replacements"]), int(rows[0]["coexist"])) if rows else (0, 0)
 
-    def recall(self, namespace: str, recall_id: str) -> sqlite3.Row | None:
+    def recall(self, namespace: str, recall_id: str) -> Row | None:
         """The recall record ``recall_id`` (query, budget, candidates and chosen as JSON, outcome) or None."""
         rows = self.query("SELECT * FROM recalls WHERE namespace=? AND id=?", (namespace, recall_id))
         return rows[0] if rows else None
@@ -395,7 +402,7 @@ class Ledger:
     def observation_count(self, namespace: str) -> int:
         return int(self.query("SELECT COUNT(*) AS n FROM observations WHERE namespace=?", (namespace,))[0]["n"])
 
-    def recent_memories(self, namespace: str, limit: int = 50) -> list[sqlite3.Row]:
+    def recent_memories(self, namespace: str, limit: int = 50) -> list[Row]:
         """The ``limit`` newest memories (by ``valid_from``) of ``namespace``: ``id, text, status, retention,
         valid_from, valid_to, scope``."""
         return self.query("SELECT id, text, status, retention, valid_from, valid_to, scope FROM memories "
@@ -412,7 +419,7 @@ class Ledger:
         rows = self.query(sql + " LIMIT 1", (namespace, memory_id))
         return str(rows[0]["other"]) if rows else None
 
-    def items(self, path_prefix: str, key: str | None = None, limit: int = 100, offset: int = 0) -> list[sqlite3.Row]:
+    def items(self, path_prefix: str, key: str | None = None, limit: int = 100, offset: int = 0) -> list[Row]:
         """BaseStore items whose path (a JSON array) starts with ``path_prefix`` (the JSON of a namespace prefix
         without its closing bracket), newest first; only ``key`` when given."""
         exact = " AND key=?" if key is not None else ""
@@ -429,7 +436,7 @@ class Ledger:
         """Every namespace (user id) that has observations."""
         return [r["namespace"] for r in self.query("SELECT DISTINCT namespace FROM observations ORDER BY namespace")]
 
-    def erase_jobs(self) -> list[sqlite3.Row]:
+    def erase_jobs(self) -> list[Row]:
         """Hard deletes whose ledger part committed and whose chat threads are still to scrub (all namespaces)."""
         return self.query("SELECT * FROM erase_jobs ORDER BY id")
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from memory_graph.records import LIVE_STATUSES, MemoryRecord
+from memory_graph.store.sql import Row
 
 STAT_COLUMNS = ("shown", "credited", "blamed", "unrewarded")
 VOTE_COLUMNS = ("replacements", "coexist")
@@ -50,15 +50,15 @@ def _marks(n: int) -> str:
 class Tx:
     """A ledger transaction in progress (see :meth:`Ledger.tx`); use only inside its ``with`` block."""
 
-    def __init__(self, cur: sqlite3.Cursor) -> None:
+    def __init__(self, cur: Any) -> None:
         self._cur = cur
 
     # ---- raw access, for memory_graph.store only ----------------------------------------------------------
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._cur.execute(sql, params)
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> sqlite3.Cursor:
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
         return self._cur.executemany(sql, rows)
 
     # ---- ids ------------------------------------------------------------------------------------------------
@@ -135,7 +135,8 @@ class Tx:
     def corroborate(self, ns: str, memory_id: str, observation_id: str, ref: str | None) -> None:
         """The same value stated again: one more provenance row, confidence +0.05 (at most 0.99), an event."""
         self.add_provenance(ns, memory_id, observation_id, ref)
-        self._cur.execute("UPDATE memories SET confidence=MIN(0.99, confidence + 0.05), updated_at=? "
+        self._cur.execute("UPDATE memories SET confidence=CASE WHEN confidence + 0.05 > 0.99 THEN 0.99 ELSE "
+                          "confidence + 0.05 END, updated_at=? "
                           "WHERE namespace=? AND id=?", (now_iso(), ns, memory_id))
         self.add_event(ns, memory_id, "corroborated", ref=ref or "")
 
@@ -165,10 +166,10 @@ class Tx:
                           (target, now_iso(), memory_id, ns))
         self.add_event(ns, memory_id, f"retention:{target}", **{"from": from_, "reason": reason})
 
-    def memory(self, ns: str, memory_id: str) -> sqlite3.Row | None:
+    def memory(self, ns: str, memory_id: str) -> Row | None:
         return self._cur.execute("SELECT * FROM memories WHERE namespace=? AND id=?", (ns, memory_id)).fetchone()
 
-    def live_in_slot(self, ns: str, subjects: Sequence[str], attribute: str, scope: str) -> list[sqlite3.Row]:
+    def live_in_slot(self, ns: str, subjects: Sequence[str], attribute: str, scope: str) -> list[Row]:
         """Live memories of one slot (any of ``subjects``, ``attribute``, ``scope``), oldest first."""
         return self._cur.execute(
             f"SELECT * FROM memories WHERE namespace=? AND subject IN ({_marks(len(subjects))}) AND attribute=? "
@@ -176,7 +177,7 @@ class Tx:
             (ns, *subjects, attribute, scope, *LIVE_STATUSES),
         ).fetchall()
 
-    def live_by_ids(self, ns: str, ids: Sequence[str]) -> list[sqlite3.Row]:
+    def live_by_ids(self, ns: str, ids: Sequence[str]) -> list[Row]:
         """The live memories among ``ids``, oldest first."""
         if not ids:
             return []
@@ -185,7 +186,7 @@ class Tx:
             "ORDER BY valid_from, rowid", (ns, *LIVE_STATUSES, *ids),
         ).fetchall()
 
-    def newest_live_after(self, ns: str, row: Any) -> sqlite3.Row | None:
+    def newest_live_after(self, ns: str, row: Any) -> Row | None:
         """The newest live memory of ``row``'s slot (subject, attribute, scope) that began after it, if any."""
         return self._cur.execute(
             "SELECT id, valid_from FROM memories WHERE namespace=? AND subject=? AND attribute=? AND scope=? "
@@ -225,11 +226,11 @@ class Tx:
         for task_class in {"", task or ""}:
             self._cur.execute(
                 f"INSERT INTO stats(namespace, memory_id, task_class, {column}) VALUES (?,?,?,?) "
-                f"ON CONFLICT(namespace, memory_id, task_class) DO UPDATE SET {column} = {column} + excluded.{column}",
+                f"ON CONFLICT(namespace, memory_id, task_class) DO UPDATE SET {column} = stats.{column} + excluded.{column}",
                 (ns, memory_id, task_class, amount),
             )
 
-    def overall_stats(self, ns: str, memory_id: str) -> sqlite3.Row | None:
+    def overall_stats(self, ns: str, memory_id: str) -> Row | None:
         """The memory's overall statistics row (``shown, credited, blamed, unrewarded``), if it has one."""
         return self._cur.execute("SELECT * FROM stats WHERE namespace=? AND memory_id=? AND task_class=''",
                                  (ns, memory_id)).fetchone()
@@ -241,7 +242,7 @@ class Tx:
             raise ValueError(f"unknown vote column {column!r}")
         self._cur.execute(
             f"INSERT INTO schema_votes(namespace, attribute, {column}) VALUES (?,?,1) "
-            f"ON CONFLICT(namespace, attribute) DO UPDATE SET {column} = {column} + 1",
+            f"ON CONFLICT(namespace, attribute) DO UPDATE SET {column} = schema_votes.{column} + 1",
             (ns, attribute),
         )
 

@@ -1,0 +1,138 @@
+"""The server backend: the ledger on PostgreSQL, the vectors on a Chroma server (issue 12).
+
+Selected by a URL: ``Memory("postgresql://user@host:5432/db", chroma_url="http://host:8000")``, the CLI's
+``--store postgresql://... --chroma http://...``, or ``MEMORY_GRAPH_DATABASE_URL`` / ``MEMORY_GRAPH_CHROMA_URL``. Many
+processes on many machines share it: there is no file lock; PostgreSQL's transactions decide (every write
+transaction takes the database's advisory write lock first, see ``memory_graph.store.sql``, and readers never
+wait), and the Chroma server is one index that every client sees at once (no per-process copy to refresh).
+
+The same ``Store`` interface as the embedded backend (the rest of the code cannot tell them apart), with these
+differences: the collections are named after the database (``mg_<8 hex>_memories``), so one Chroma server can hold
+the indexes of several stores; a hard delete removes the vectors through Chroma's API, and what the *server's*
+files keep until its own compaction is the server's business (the embedded backend compacts its files itself);
+the CLI chat keeps its threads in memory for the session (there is no store folder for ``threads.sqlite3``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from memory_graph.errors import InvalidInputError, StoreError, StoreNotFoundError
+from memory_graph.store import Store
+from memory_graph.store.index import VectorIndex
+from memory_graph.store.ledger import Ledger
+from memory_graph.store.sql import redact_url
+
+log = logging.getLogger(__name__)
+
+
+def chroma_client(url: str) -> Any:
+    """A Chroma ``HttpClient`` for ``http(s)://host:port`` (telemetry off).
+
+    Raises:
+        InvalidInputError: ``url`` is not an http(s) URL with a host.
+    """
+    import chromadb
+    from chromadb.config import Settings
+
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise InvalidInputError(f"a Chroma server URL looks like http://host:8000, got {url!r}")
+    port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+    return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https",
+                               settings=Settings(anonymized_telemetry=False))
+
+
+def collection_prefix(database_url: str) -> str:
+    """``mg_<8 hex>_``: the collections of one database (host, port and name; not the user or password)."""
+    parsed = urlparse(database_url)
+    identity = f"{parsed.hostname}:{parsed.port or 5432}{parsed.path}"
+    return f"mg_{hashlib.sha1(identity.encode()).hexdigest()[:8]}_"
+
+
+class ServerStore(Store):
+    """Ledger on PostgreSQL + index on a Chroma server (see the module docstring).
+
+    Raises:
+        InvalidInputError: no Chroma server URL, or a malformed one.
+        StoreError: either server cannot be reached.
+        StoreNotFoundError: ``create`` is False and the database holds no memory-graph ledger.
+    """
+
+    def __init__(self, database_url: str, chroma_url: str, embedding_model: str = "", create: bool = True) -> None:
+        if not chroma_url:
+            raise InvalidInputError("a PostgreSQL store keeps its vectors on a Chroma server: give its URL "
+                                    "(--chroma http://host:8000 or MEMORY_GRAPH_CHROMA_URL)")
+        self.path = None  # type: ignore[assignment]
+        self.location = redact_url(database_url)
+        self.chroma_url = chroma_url
+        self._key = (database_url, embedding_model, chroma_url)
+        self._setup(embedding_model)
+        self._client = chroma_client(chroma_url)
+        self._prefix = collection_prefix(database_url)
+        self.ledger = Ledger(database_url)
+        if not create and not self.ledger.namespaces():
+            self.ledger.close()
+            raise StoreNotFoundError(f"store {self.location!r} holds no memories (a command that writes creates it)")
+        self._open()
+
+    @property
+    def threads_folder(self) -> Path | None:
+        return None
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Store]:
+        """One operation (re-entrant): an ``RLock`` between this process's threads only; between processes the
+        database's transactions decide, and the Chroma server is one shared index."""
+        with self._thread_lock:
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+
+    @property
+    def index(self) -> VectorIndex:
+        if self._depth == 0:
+            raise RuntimeError("Store.index used outside Store.session()")
+        if self._index is None:
+            try:
+                self._index = VectorIndex(None, client=self._client, prefix=self._prefix)
+            except Exception as exc:  # noqa: BLE001 - Chroma's client raises its own classes when the server is down
+                raise StoreError(f"the Chroma server {self.chroma_url!r} cannot be used ({type(exc).__name__}: {exc})") from exc
+        return self._index
+
+    def _close_index(self) -> None:
+        self._index = None  # the HTTP client stays; nothing is held on the server between requests
+
+    def _purge_index_files(self, ids: Any) -> None:
+        """Nothing to compact here: the records are deleted through the server's API (its files are its own)."""
+
+    def _drop_index(self, every_row: bool = True) -> None:
+        """Drop both collections on the server and mark the ledger's rows for indexing (see ``Store._drop_index``)."""
+        self.index.drop()
+        self._index = None
+        where = "" if every_row else " WHERE indexed=1"
+        with self.ledger.tx() as cur:
+            cur.execute(f"UPDATE memories SET indexed=0{where}")
+            cur.execute(f"UPDATE observations SET indexed=0{where}")
+            cur.execute("DELETE FROM index_deletes")
+
+    def _recover_compaction(self) -> None:
+        """No local compaction exists to be interrupted."""
+
+    def _recover_missing_index(self) -> None:
+        """A server whose collections are empty while the ledger says rows are indexed (a new or wiped Chroma
+        server): every row is marked for indexing, so this reconcile rebuilds the index."""
+        counts = {"memories": self.index.memories.count(), "observations": self.index.observations.count()}
+        indexed = self.ledger.query(
+            "SELECT (SELECT COUNT(*) FROM memories WHERE indexed=1) AS m, (SELECT COUNT(*) FROM observations WHERE indexed=1) AS o")[0]
+        if (counts["memories"] == 0 and int(indexed["m"]) > 0) or (counts["observations"] == 0 and int(indexed["o"]) > 0):
+            log.warning("store %s: the Chroma server holds no index for it; rebuilding it from the ledger", self.location)
+            self._drop_index(every_row=False)
