@@ -359,6 +359,7 @@ def recall(
         relevances.append(item.similarity)
         guard_posteriors.append(None)
     feats = _features(items, rows, stats, task)
+    repeated = _repeats(items, values, store.ledger.formed_from(ns, [it.id for it in items if it.kind == "observation"]))
     if ctx.usefulness == "logistic":
         best_all = max((it.similarity for it in items), default=0.0)
         values = [learned_usefulness(f, relevance(it.similarity, best_all)) for f, it in zip(feats, items, strict=True)]
@@ -377,12 +378,12 @@ def recall(
             picked: list[int] = []
             used = 0
             for i in sorted(range(len(items)), key=lambda k: -relevances[k]):
-                if len(picked) < ctx.max_items and used + items[i].tokens <= room:
+                if i not in repeated and len(picked) < ctx.max_items and used + items[i].tokens <= room:
                     picked.append(i)
                     used += items[i].tokens
             return picked, [], room
-        gains = [v if v >= USEFULNESS_FLOOR else 0.0 for v in values]
-        guard = _guard(items, relevances, guard_posteriors, room)
+        gains = [v if v >= USEFULNESS_FLOOR and i not in repeated else 0.0 for i, v in enumerate(values)]
+        guard = [i for i in _guard(items, relevances, guard_posteriors, room) if i not in repeated]
         rest = [i for i in range(len(items)) if i not in guard]
         left = room - sum(items[i].tokens for i in guard)
         best = knapsack([gains[i] for i in rest], [items[i].tokens for i in rest], left, ctx.max_items - len(guard))
@@ -407,7 +408,8 @@ def recall(
         {
             "id": it.id, "similarity": it.similarity, "usefulness": it.score, "tokens": it.tokens,
             "status": it.status, "chosen": i in set(chosen_idx), "features": [round(x, 4) for x in feats[i]],
-            "reason": _reason(i, set(chosen_idx), values[i], it.tokens, room, set(guarded)),
+            "reason": "dropped: said by a better candidate of the same message" if i in repeated
+            else _reason(i, set(chosen_idx), values[i], it.tokens, room, set(guarded)),
         }
         for i, it in enumerate(items)
     ]
@@ -542,16 +544,18 @@ def _chain_heads(store: Store, ns: str, vector: Any, seen: set[str]) -> list[tup
 def _observation_candidates(
     store: Store, ns: str, vector: Any, n: int, as_of_iso: str | None, best_memory_sim: float, exclude: set[str]
 ) -> list[tuple[RecallItem, float]]:
-    """Raw messages that formed no memory (questions, short replies, sentences the extractor could not
-    read), so that nothing said is unreachable. Messages that did form memories are represented by those
-    memories (a replaced fact's message is never shown as a raw message); questions, assistant/tool turns and
-    withheld messages (role-play, hypotheticals, forget requests: ``rules.withheld``) are left out.
+    """Raw messages, beside the memories formed from them, so that nothing said is unreachable and a message
+    keeps its context (a note cut from "June whelped overnight, seven total, ... on May 31" loses what the
+    other clauses said). Only messages whose every memory is still held (``Ledger.held_observations``): a
+    replaced, retracted or forgotten fact's message is never shown raw, its memories carry the marks. Questions,
+    assistant/tool turns and withheld messages (role-play, hypotheticals, forget requests: ``rules.withheld``) are
+    left out. A message and the memories formed from it are deduplicated before selection (``_repeats``).
     """
     where = {"time": {"$lte": to_epoch(as_of_iso, 0)}} if as_of_iso else None
     hits = store.search_observations(vector, ns, n, where)
     if not hits:
         return []
-    rows = store.ledger.unlinked_observations(ns, [h[0] for h in hits])
+    rows = store.ledger.held_observations(ns, [h[0] for h in hits], as_of_iso)
     best = max([best_memory_sim] + [s for i, s in hits if i in rows])
     out = []
     for oid, sim in hits:
@@ -565,6 +569,27 @@ def _observation_candidates(
             provenance=[{"observation_id": oid, "ref": row["ref"] or "", "time": row["time"]}], source=row["speaker"],
         )
         out.append((item, value))
+    return out
+
+
+def _repeats(items: list[RecallItem], values: list[float], formed: dict[str, list[str]]) -> set[int]:
+    """Candidates that repeat a better candidate of the same message (``formed``: ``{observation id: memory ids}``),
+    deduplicated by provenance before selection, so a message and its own memories never fill the budget twice:
+    when a message's memories are in the pool, the message stays only if it is worth more than each of them (its
+    other clauses, its context) and they go; otherwise it goes (a memory carries status and dates, and it is
+    what outcomes credit)."""
+    position = {it.id: i for i, it in enumerate(items) if it.kind != "observation"}
+    out: set[int] = set()
+    for i, it in enumerate(items):
+        if it.kind != "observation":
+            continue
+        own = [position[m] for m in formed.get(it.id, []) if m in position]
+        if not own:
+            continue
+        if max(values[j] for j in own) >= values[i]:
+            out.add(i)
+        else:
+            out.update(own)
     return out
 
 

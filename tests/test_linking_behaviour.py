@@ -45,10 +45,10 @@ def only(actions: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def live(mem: Memory, query: str, attribute: str | None = None) -> list[RecallItem]:
-    """Memories (not raw messages) a recall presents as held now, optionally of one attribute."""
+    """What a recall presents as held now (memories, and raw messages whose every memory is held), optionally
+    only memories of one attribute."""
     items = mem.recall(query, budget_tokens=BUDGET).items
-    return [it for it in items if it.kind != "observation" and it.status in LIVE
-            and (attribute is None or it.attribute == attribute)]
+    return [it for it in items if it.status in LIVE and (attribute is None or it.attribute == attribute)]
 
 
 def status_of(mem: Memory, memory_id: str) -> str:

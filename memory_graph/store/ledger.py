@@ -318,13 +318,33 @@ class Ledger:
         return self.query(f"SELECT * FROM observations WHERE namespace=? AND processed=0{people} "
                           "ORDER BY time, rowid LIMIT ?", (namespace, limit))
 
-    def unlinked_observations(self, namespace: str, ids: Sequence[str]) -> dict[str, Row]:
-        """The observations among ``ids`` that no memory was formed from and that are not withheld (raw turns that
-        recall may show beside the memories without repeating them) -> ``{id: row}``."""
-        return {r["id"]: r for r in self.query_in(
-            "SELECT o.id, o.text, o.speaker, o.source, o.time, o.ref FROM observations o WHERE o.namespace=? "
-            "AND o.id IN ({marks}) AND o.withheld = 0 AND NOT EXISTS "
-            "(SELECT 1 FROM provenance p WHERE p.observation_id = o.id)", namespace, ids)}
+    def held_observations(self, namespace: str, ids: Sequence[str], as_of: str | None = None) -> dict[str, Row]:
+        """The observations among ``ids`` that recall may show as raw messages -> ``{id: row}``: not withheld, and
+        every memory formed from them still held (at ``as_of`` when given: not ended by then), none retracted or
+        contested. A message whose fact was replaced, retracted, forgotten or is in doubt is never shown raw (its
+        memories carry the marks).
+        ``formed``: how many memories were formed from it (0: a message the extractor could not read)."""
+        ended = "m.status IN ('retracted','contested') OR " + ("(m.valid_to IS NOT NULL AND m.valid_to <= ?)" if as_of
+                                                               else "m.status != 'current'")
+        sql = ("SELECT o.id, o.text, o.speaker, o.source, o.time, o.ref, "
+               "(SELECT COUNT(*) FROM provenance p2 WHERE p2.observation_id = o.id) AS formed "
+               "FROM observations o WHERE o.namespace=? AND o.id IN ({marks}) AND o.withheld = 0 AND NOT EXISTS "
+               f"(SELECT 1 FROM provenance p JOIN memories m ON m.id = p.memory_id WHERE p.observation_id = o.id AND ({ended}))")
+        unique = list(dict.fromkeys(ids))
+        rows: list[Row] = []
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            params = (namespace, *chunk, *([as_of] if as_of else []))
+            rows.extend(self.query(sql.format(marks=",".join("?" * len(chunk))), params))
+        return {r["id"]: r for r in rows}
+
+    def formed_from(self, namespace: str, observation_ids: Sequence[str]) -> dict[str, list[str]]:
+        """``{observation id: [ids of the memories formed from it]}`` for ``observation_ids``."""
+        out: dict[str, list[str]] = {}
+        for r in self.query_in("SELECT observation_id, memory_id FROM provenance WHERE namespace=? "
+                               "AND observation_id IN ({marks})", namespace, observation_ids):
+            out.setdefault(r["observation_id"], []).append(r["memory_id"])
+        return out
 
     def provenance_links(self, namespace: str, memory_ids: Sequence[str] = (),
                          observation_ids: Sequence[str] = ()) -> list[tuple[str, str]]:
