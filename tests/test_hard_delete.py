@@ -184,3 +184,16 @@ def test_a_hard_delete_killed_after_the_ledger_commit_is_finished_on_the_next_op
     with Memory(store, user_id="bob") as other:  # any user's open finishes it
         assert other.store.ledger.query("SELECT COUNT(*) AS n FROM erase_jobs")[0]["n"] == 0
     assert _files_containing(store, PIN.encode()) == []
+
+
+def test_erasing_what_replaced_a_fact_makes_the_fact_current_again(tmp_path: Path) -> None:
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        mem.observe("I live in Lisbon.", time="2024-01-01T00:00:00Z")
+        porto = mem.observe("I moved to Porto.", time="2024-06-01T00:00:00Z")[0]
+        lisbon = porto["targets"][0]
+        assert mem.inspect(lisbon)["status"] == "superseded"
+        mem.forget(porto["id"], hard=True)
+        restored = mem.inspect(lisbon)
+        assert restored["status"] == "current" and restored["valid_to"] is None
+        assert [e["type"] for e in restored["events"]][-1] == "status:current"
+        assert any("Lisbon" in it.text and it.status == "current" for it in mem.recall("Where do I live?").items)

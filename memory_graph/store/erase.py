@@ -10,6 +10,9 @@
 3. their provenance, links, events, statistics, and the recall records whose query quoted them (with their
    feedback); erased ids are scrubbed from the candidate lists of the other recall records, and a remaining
    link or event whose reason quotes erased text loses that text.
+4. a memory that only erased memories had superseded or retracted becomes current again (``_restore_heads``:
+   what replaced it no longer exists, so nothing newer is known; erasing "I moved to Porto" makes "I live in
+   Lisbon" current again).
 
 Then the vectors: the index records are queued in ``index_deletes`` inside the same transaction (so a crash
 before they are dropped is finished by the next open) and dropped, Chroma's own log is purged of their vectors
@@ -29,7 +32,7 @@ import re
 from collections.abc import Sequence
 
 from memory_graph.store.ledger import Ledger
-from memory_graph.store.tx import Tx
+from memory_graph.store.tx import Tx, now_iso
 
 MAX_ROUNDS = 5
 DISTINCTIVE_ZIPF = 2.0
@@ -99,6 +102,12 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         return any(n in low for n in lowered)
 
     mset, oset = set(mem_ids), set(obs_ids)
+    ended_by_erased = set()
+    for start in range(0, len(mem_ids), 400):
+        chunk = mem_ids[start : start + 400]
+        ended_by_erased |= {r["dst_id"] for r in cur.execute(
+            f"SELECT dst_id FROM links WHERE namespace=? AND type IN ('supersedes','retracts') AND src_id IN "
+            f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchall()}
     for start in range(0, max(len(mem_ids), 1), 400):
         chunk = mem_ids[start : start + 400]
         if not chunk:
@@ -116,6 +125,7 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         cur.execute(f"DELETE FROM observations WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
     cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id) VALUES ('memories', ?)", [(m,) for m in mem_ids])
     cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id) VALUES ('observations', ?)", [(o,) for o in obs_ids])
+    restored = _restore_heads(cur, ns, sorted(ended_by_erased - mset))
     erased_recalls = 0
     for rec in cur.execute("SELECT id, query, candidates, chosen FROM recalls WHERE namespace=?", (ns,)).fetchall():
         if quotes(rec["query"]):
@@ -132,4 +142,21 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
     for row in cur.execute("SELECT id, detail FROM events WHERE namespace=?", (ns,)).fetchall():
         if quotes(row["detail"]):
             cur.execute("UPDATE events SET detail='{}' WHERE id=?", (row["id"],))
-    return {"recalls": erased_recalls}
+    return {"recalls": erased_recalls, "restored": len(restored)}
+
+
+def _restore_heads(cur: Tx, ns: str, ids: list[str]) -> list[str]:
+    """Memories that only erased memories had superseded or retracted become current again (the statement that
+    replaced them no longer exists, so nothing newer is known): status ``current``, no end, an event. One that
+    something else still ends stays as it is."""
+    restored = []
+    for memory_id in ids:
+        if cur.execute("SELECT 1 FROM links WHERE namespace=? AND dst_id=? AND type IN ('supersedes','retracts') LIMIT 1",
+                       (ns, memory_id)).fetchone():
+            continue
+        changed = cur.execute("UPDATE memories SET status='current', valid_to=NULL, updated_at=?, indexed=0 WHERE "
+                              "namespace=? AND id=? AND status IN ('superseded','retracted')", (now_iso(), ns, memory_id))
+        if changed.rowcount:
+            cur.add_event(ns, memory_id, "status:current", reason="what replaced it was erased")
+            restored.append(memory_id)
+    return restored
