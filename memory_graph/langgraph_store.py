@@ -51,6 +51,8 @@ from memory_graph.store import Store
 
 ITEM_REF = "item:"
 MAX_KEY_CHARS = 256
+MAX_VALUE_CHARS = 1_000_000
+MAX_PAGE = 1_000_000
 
 
 def namespace_path(namespace: tuple[str, ...]) -> str:
@@ -75,6 +77,21 @@ def _check_namespace(namespace: Any) -> tuple[str, ...]:
     if not isinstance(namespace, tuple) or not namespace or not all(isinstance(p, str) and p for p in namespace):
         raise InvalidNamespaceError(f"a namespace is a non-empty tuple of non-empty strings, got {namespace!r}")
     return namespace
+
+
+def _check_value(value: Any) -> dict[str, Any]:
+    """A put's value as it will be stored: a dict of JSON values (no NaN, no bytes, string keys), storable as
+    UTF-8, at most ``MAX_VALUE_CHARS`` as JSON; else ``InvalidInputError`` (nothing is written)."""
+    if not isinstance(value, dict):
+        raise InvalidInputError(f"an item value is a dict, got {type(value).__name__}")
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as exc:  # bytes, sets, NaN, lone surrogates, absurd nesting
+        raise InvalidInputError(f"an item value must be JSON (strings, numbers, lists, dicts): {type(exc).__name__}") from None
+    if len(text) > MAX_VALUE_CHARS:
+        raise InvalidInputError(f"an item value is {len(text)} characters as JSON; the limit is {MAX_VALUE_CHARS}")
+    return dict(json.loads(text))
 
 
 def _check_key(key: Any) -> str:
@@ -181,9 +198,8 @@ class MemoryStore(BaseStore):
     def _get(self, op: GetOp) -> Item | None:
         namespace = _check_namespace(op.namespace)
         self.memory(namespace[0])  # checks the user id
-        rows = self._store.ledger.items(namespace_path(namespace)[:-1], key=_check_key(op.key), limit=1)
-        rows = [r for r in rows if r["path"] == namespace_path(namespace)]
-        return self._item(rows[0], namespace) if rows else None
+        row = self._store.ledger.item(namespace_path(namespace), _check_key(op.key))
+        return self._item(row, namespace) if row is not None else None
 
     def _put(self, op: PutOp) -> None:
         namespace, key = _check_namespace(op.namespace), _check_key(op.key)
@@ -192,18 +208,16 @@ class MemoryStore(BaseStore):
         if op.value is None:
             self._delete(namespace, key)
             return
-        if not isinstance(op.value, dict):
-            raise InvalidInputError(f"an item value is a dict, got {type(op.value).__name__}")
-        value = json.loads(json.dumps(op.value, ensure_ascii=False, default=str))  # stored as JSON: refuse what is not
+        value = _check_value(op.value)  # all checks before anything is written
         ref = item_ref(namespace, key)
         mem.observe(item_text(value), ref=ref)
-        observed = self._store.ledger.observations_by_ref(namespace[0], [ref])
+        observed = self._store.ledger.observations_of_ref(namespace[0], ref)
         with self._store.write() as tx:
             tx.put_item(namespace[0], path, key, value, observed[-1]["id"] if observed else None)
 
     def _delete(self, namespace: tuple[str, ...], key: str) -> None:
         ref = item_ref(namespace, key)
-        observations = [r["id"] for r in self._store.ledger.observations_by_ref(namespace[0], [ref])]
+        observations = [r["id"] for r in self._store.ledger.observations_of_ref(namespace[0], ref)]  # every chunk
         if observations:
             self._store.erase(namespace[0], observation_ids=observations)
         with self._store.write() as tx:
@@ -211,10 +225,12 @@ class MemoryStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = _check_namespace(op.namespace_prefix)
-        if op.limit < 0 or op.offset < 0:
-            raise InvalidInputError("limit and offset must not be negative")
+        for name in ("limit", "offset"):
+            number = getattr(op, name)
+            if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_PAGE:
+                raise InvalidInputError(f"{name} must be a whole number from 0 to {MAX_PAGE}, got {number!r}")
         if op.query is None:
-            rows = self._store.ledger.items(namespace_path(prefix)[:-1], limit=max(op.limit + op.offset, 0) * 4 + 100)
+            rows = self._store.ledger.items(namespace_path(prefix)[:-1])  # filtered here, then paged
             items = [self._item(r, tuple(json.loads(r["path"]))) for r in rows]
             kept = [i for i in items if _matches(i.value, op.filter)][op.offset : op.offset + op.limit]
             return [SearchItem(namespace=i.namespace, key=i.key, value=i.value, created_at=i.created_at,

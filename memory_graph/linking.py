@@ -364,9 +364,12 @@ the topic score below 0.35."""
 
 def topic_sentences(store: Store, text: str, topic: str) -> list[bool]:
     """For each sentence of ``text`` (``split_sentences``): whether it is about ``topic``: it shares a content
-    word stem with the topic and its cosine to the topic is at least TOPIC_SIMILARITY."""
+    word stem with the topic, and its cosine to the topic is at least TOPIC_SIMILARITY. When the topic says
+    something besides names, the shared word must be one of those ("Paddy's hip" is not "Paddy's birthday",
+    "the Berlin office" is not "I was born in Berlin": breaker run)."""
     sentences = split_sentences(text) or [text]
-    stems = _content_stems(topic)
+    stems = {w for w in _content_stems(topic) if len(w) > 1}  # not the "s" of "Paddy's"
+    stems = (stems - _content_stems(" ".join(_names(topic)))) or stems
     vectors = store.embed([topic, *sentences])
     sims = vectors[1:] @ vectors[0]
     return [bool(stems & _content_stems(s)) and float(sim) >= TOPIC_SIMILARITY for s, sim in zip(sentences, sims, strict=True)]

@@ -70,8 +70,8 @@ def _pending_messages(store: Store, ns: str, messages: list[AnyMessage]) -> list
 
 def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
     """Normalise one observation dict; raises ``InvalidInputError`` (a ValueError) on empty/binary/huge text, a
-    text, speaker, source, ref or session id that is not a string or cannot be stored as UTF-8 (lone surrogates),
-    or a bad time."""
+    text, speaker, source, ref or session id that is not a string, holds a NUL byte or cannot be stored as UTF-8
+    (lone surrogates), or a bad time."""
     text = obs.get("text")
     if not isinstance(text, str):
         raise InvalidInputError("observation text must be a string")
@@ -88,6 +88,8 @@ def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
             if len(obs[name]) > 1000:
                 raise InvalidInputError(f"observation {name} is {len(obs[name])} characters; the limit is 1000")
             check_unicode(f"observation {name}", obs[name])
+            if "\x00" in obs[name]:  # no backend stores it alike (PostgreSQL refuses it): refused everywhere
+                raise InvalidInputError(f"observation {name} contains NUL bytes")
     if len(text) > MAX_OBSERVATION_CHARS:
         raise InvalidInputError(f"observation text is {len(text)} characters; the limit is {MAX_OBSERVATION_CHARS}")
     speaker = str(obs.get("speaker") or "user").strip() or "user"

@@ -30,6 +30,7 @@ START_TIMEOUT_S = 90
 class Servers:
     admin_url: str  # a database the tests connect to in order to create one database per test
     chroma_url: str
+    data_dir: Path | None = None  # PostgreSQL's data folder when these tests started it
 
     def new_database(self) -> str:
         """A fresh, empty database on the server; returns its URL."""
@@ -118,7 +119,7 @@ def started() -> Iterator[Servers]:
                                       start_new_session=True)
         url = f"http://127.0.0.1:{chroma_port}"
         _wait(lambda: urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2).status == 200, "chroma run", chroma_log)
-        yield Servers(admin, url)
+        yield Servers(admin, url, pgdata)
     finally:
         if chroma is not None:
             chroma.terminate()

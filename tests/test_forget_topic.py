@@ -82,3 +82,20 @@ def test_a_topic_nobody_mentioned_forgets_nothing(fake_mem: Memory) -> None:
     out = fake_mem.observe("forget what I said about the lawsuit", time="2025-03-02T10:00:00Z")
     assert out[0]["action"] == "forget" and out[0]["targets"] == []
     assert _current(fake_mem) == ["Training is on Wednesdays at 7pm."]
+
+
+def test_a_topic_with_a_name_needs_its_other_words(fake_mem: Memory) -> None:
+    """Breaker run: "about Paddy's hip" also retracted "Paddy's birthday is on 9 June"."""
+    fake_mem.observe("Paddy's birthday is on 9 June.", time="2025-03-01T10:00:00Z")
+    fake_mem.observe("I was born in Berlin.", time="2025-03-01T11:00:00Z")
+    fake_mem.observe("Paddy is having a hip operation.", time="2025-03-01T12:00:00Z")
+    fake_mem.observe("please forget what I told you about Paddy's hip.", time="2025-03-05T10:00:00Z")
+    fake_mem.observe("forget what I said about the Berlin office", time="2025-03-06T10:00:00Z")
+    after = _current(fake_mem)
+    assert "Paddy's birthday is on 9 June." in " ".join(after) and not any("hip" in t for t in after)
+    assert any("born in Berlin" in t for t in after)
+
+
+@pytest.mark.parametrize("text", ["forget what I said about my car", "Forget that I told you about my car."])
+def test_forget_what_i_said_about_my_thing_is_forget_my_thing(text: str) -> None:
+    assert [r for r in _records(text) if r[0]] == [(True, "car", "car")]

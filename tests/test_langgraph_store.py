@@ -118,3 +118,33 @@ def test_a_tool_reads_the_memory_through_injected_store(mstore: MemoryStore) -> 
 def test_namespace_path_is_unambiguous() -> None:
     assert namespace_path(("a", "b")) != namespace_path(("a,b",))
     assert namespace_path(('a"]', "b")) != namespace_path(("a", "b"))
+
+
+def test_breaker_findings_on_items(mstore: MemoryStore) -> None:
+    """Breaker run (issue 12): get missed an item once a deeper namespace held the same key; a search without a
+    query saw only a window of items; a delete left the later chunks of a long item; a bad value was half-written."""
+    mstore.put(("ann", "a", "deeper"), "k", {"content": "deeper note"})
+    mstore.put(("ann", "a"), "k", {"content": "the note"})
+    mstore.put(("ann", "a", "deeper"), "k", {"content": "deeper note, again"})  # newest: listed first
+    got = mstore.get(("ann", "a"), "k")
+    assert got is not None and got.value["content"] == "the note"
+    for i in range(130):
+        mstore.put(("ann", "bulk"), f"b{i}", {"content": f"bulk note {i}", "tag": "old" if i else "wanted"})
+    assert [i.key for i in mstore.search(("ann", "bulk"), filter={"tag": "wanted"})] == ["b0"]
+    assert len(mstore.search(("ann", "bulk"), limit=10, offset=125)) == 5
+    long_text = ("Filler sentence about the garden. " * 70) + "The vault combination is zq7749xk."
+    mstore.put(("ann", "long"), "v", {"content": long_text})
+    mstore.delete(("ann", "long"), "v")
+    assert not any("zq7749xk" in h.value["content"] for h in mstore.search(("ann",), query="vault combination"))
+    for bad in ({"content": "x", "note": "\ud800"}, {"content": "x", "raw": b"bytes"}, {"content": float("nan")}):
+        with pytest.raises(InvalidInputError):
+            mstore.put(("ann", "bad"), "k", bad)
+    assert mstore.get(("ann", "bad"), "k") is None and mstore.search(("ann", "bad")) == []
+    with pytest.raises(InvalidInputError):
+        mstore.search(("ann",), limit=2**62)
+
+
+def test_a_namespace_lists_only_its_own_items_whatever_the_case(mstore: MemoryStore) -> None:
+    mstore.put(("GUS", "diary"), "p", {"content": "My PIN is 4417."})
+    mstore.put(("gus", "diary"), "q", {"content": "I like tea."})
+    assert [i.key for i in mstore.search(("gus",))] == ["q"]

@@ -87,6 +87,13 @@ def test_a_hard_delete_leaves_no_text_in_the_database_or_vectors_in_chroma(serve
         gone = mem.forget(hit.id, hard=True)
         rows = mem.store.ledger.query("SELECT text FROM observations UNION ALL SELECT text FROM memories")
         assert rows and not any("XK-77120" in r["text"] for r in rows)
+        if servers.data_dir is not None:  # nor in the tables' files (VACUUM FULL); the WAL is the server's own
+            import psycopg
+
+            with psycopg.connect(servers.admin_url, autocommit=True) as admin:
+                admin.execute("CHECKPOINT")  # pages on disk, not only in shared buffers
+            found = [f for f in (servers.data_dir / "base").rglob("*") if f.is_file() and b"XK-77120" in f.read_bytes()]
+            assert found == []
         with mem.store.session():
             left = mem.store.index.memories.get(ids=gone["forgotten"])["ids"] + \
                 mem.store.index.observations.get(ids=gone["observations"])["ids"]
@@ -117,3 +124,24 @@ def _env() -> dict[str, str]:
     import os
 
     return dict(os.environ)
+
+
+def test_a_url_that_is_not_a_store_is_refused() -> None:
+    for location in ("http://127.0.0.1:5432/db", "postgresql+psycopg://u@h/db"):
+        with pytest.raises(InvalidInputError, match="neither a folder"):
+            Memory(location, user_id="u")
+    assert redact_url("postgresql://h/db?password=qsecret123&x=1") == "postgresql://h/db?password=***&x=1"
+
+
+@pytest.mark.server
+def test_every_spelling_of_a_database_finds_one_index_and_one_chroma_server(servers: Any) -> None:
+    """Breaker run: localhost vs 127.0.0.1 (or two Chroma servers) gave one database two diverging indexes."""
+    url = servers.new_database()
+    alias = url.replace("127.0.0.1", "localhost")
+    with Memory(url, user_id="u", chroma_url=servers.chroma_url) as mem:
+        mem.observe("My garage door code is 5521.")
+    with Memory(alias, user_id="u", chroma_url=servers.chroma_url) as mem:
+        assert "5521" in mem.recall("garage door code").context
+    port = servers.chroma_url.rsplit(":", 1)[1]
+    with pytest.raises(StoreError, match="keeps its vectors on the Chroma server"):
+        Memory(url, user_id="u", chroma_url=f"http://localhost:{port}")

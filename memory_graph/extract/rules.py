@@ -58,7 +58,7 @@ FORGET = re.compile(
 appointment" and "I always forget my password" are not requests."""
 FORGET_ABOUT = re.compile(
     _REQUEST_LEAD + _FORGET_SAID_VERB + r"(?:about\s+)?"
-    r"(?:(?:what|everything|anything|all|whatever|all that)\s+(?:i|i've|i have|i'd|we|we've)\s+(?:just\s+)?"
+    r"(?:(?:what|everything|anything|all|whatever|all that|that)\s+(?:i|i've|i have|i'd|we|we've)\s+(?:just\s+)?"
     r"(?:said|told you|mentioned|shared|wrote|written|say|tell you|noted|posted)"
     r"|(?:the|that|this|my|those|these|any)\s+(?:stuff|thing|things|bit|bits|part|info|information|details?|notes?|"
     r"comments?|story|news|message|mention))"
@@ -514,11 +514,13 @@ def _extract_sentence(
     if len(text) < 3 or text.endswith("?") or SMALL_TALK.match(text) or HYPOTHETICAL.search(text):
         return []
     about = FORGET_ABOUT.search(text)
-    if about:  # "forget what I told you about Paddy's hip": the speaker's statements on the topic
+    # "about my car" is "forget my car"; "about my sister's divorce" (someone else's matter) stays a topic
+    own = re.fullmatch(r"(?:my|our)\s+(?P<what>[\w -]{1,40})", about.group("topic").strip(), re.I) if about else None
+    if about and not own:  # "forget what I told you about Paddy's hip": the speaker's statements on the topic
         topic = about.group("topic").strip()
         return [_record(text, obs, base, text=text, kind="note", subject=speaker_subj, attribute=FORGET_TOPIC,
                         value=topic, forget=True, polarity=-1, confidence=0.9)]
-    forget = FORGET.search(text)
+    forget = own or FORGET.search(text)  # "forget what I said about my car" is "forget my car"
     if forget:
         what = clean_value(forget.group("what")) or forget.group("what").strip()
         attribute = _normalise_attribute(what)

@@ -44,7 +44,7 @@ from memory_graph.records import searchable_text
 from memory_graph.store.index import FAR_FUTURE, VectorIndex, scrub_unused_capacity
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.lexical import LEXICAL_K, LexicalIndex
-from memory_graph.store.sql import is_database_url
+from memory_graph.store.sql import is_database_url, looks_like_url, redact_url
 from memory_graph.store.tx import Tx, new_id, now_iso
 from memory_graph.timeutil import to_epoch
 
@@ -151,6 +151,8 @@ class Store:
             StoreNotFoundError: ``create`` is False and ``path`` holds no store.
             StoreError: the folder holds a file that is not a memory-graph ledger; a server cannot be reached.
         """
+        if looks_like_url(path) and not is_database_url(path):  # "http://...", "postgresql+psycopg://": no folder
+            raise InvalidInputError(f"store {redact_url(str(path))[:200]!r} is neither a folder nor a postgresql:// URL")
         if is_database_url(path):
             from memory_graph.store.server import ServerStore
 

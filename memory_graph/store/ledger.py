@@ -23,7 +23,7 @@ from memory_graph.store.sql import (
     postgres_schema,
     redact_url,
 )
-from memory_graph.store.tx import Tx, now_iso
+from memory_graph.store.tx import Tx, new_id, now_iso
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS observations (
@@ -439,14 +439,24 @@ class Ledger:
         rows = self.query(sql + " LIMIT 1", (namespace, memory_id))
         return str(rows[0]["other"]) if rows else None
 
-    def items(self, path_prefix: str, key: str | None = None, limit: int = 100, offset: int = 0) -> list[Row]:
+    def items(self, path_prefix: str) -> list[Row]:
         """BaseStore items whose path (a JSON array) starts with ``path_prefix`` (the JSON of a namespace prefix
-        without its closing bracket), newest first; only ``key`` when given."""
-        exact = " AND key=?" if key is not None else ""
-        return self.query(f"SELECT * FROM items WHERE (path = ? OR path LIKE ? ESCAPE '\\'){exact} "
-                          "ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
-                          (path_prefix + "]", _like_escape(path_prefix) + ",%", *([key] if key is not None else []),
-                           limit, offset))
+        without its closing bracket), newest first. Compared byte for byte (``substr``), never with ``LIKE``,
+        which SQLite folds to one case: ``["GUS"`` is not under ``["gus"``."""
+        head = path_prefix + ","
+        return self.query("SELECT * FROM items WHERE (path = ? OR substr(path, 1, ?) = ?) "
+                          "ORDER BY updated_at DESC, rowid DESC", (path_prefix + "]", len(head), head))
+
+    def item(self, path: str, key: str) -> Row | None:
+        """The BaseStore item ``key`` at exactly namespace path ``path`` (None when absent)."""
+        rows = self.query("SELECT * FROM items WHERE path=? AND key=?", (path, key))
+        return rows[0] if rows else None
+
+    def observations_of_ref(self, namespace: str, ref: str) -> list[Row]:
+        """Observations stored from the message ``ref``, its chunks (``ref#2``, ...) included, oldest first."""
+        head = ref + "#"
+        return self.query("SELECT * FROM observations WHERE namespace=? AND (ref = ? OR substr(ref, 1, ?) = ?) "
+                          "ORDER BY time, rowid", (namespace, ref, len(head), head))
 
     def item_paths(self) -> list[str]:
         """Every distinct namespace path (JSON array) of the BaseStore items."""
@@ -455,6 +465,26 @@ class Ledger:
     def namespaces(self) -> list[str]:
         """Every namespace (user id) that has observations."""
         return [r["namespace"] for r in self.query("SELECT DISTINCT namespace FROM observations ORDER BY namespace")]
+
+    def meta(self, key: str) -> str | None:
+        """A value of the ledger's ``meta`` table (None when unset)."""
+        rows = self.query("SELECT value FROM meta WHERE key=?", (key,))
+        return str(rows[0]["value"]) if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.tx() as tx:
+            tx.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                       (key, value))
+
+    def store_id(self) -> str:
+        """This store's id: 12 hex digits drawn when first asked and kept in ``meta`` (names the server backend's
+        Chroma collections, whatever URL reached the database)."""
+        found = self.meta("store_id")
+        if found is not None:
+            return found
+        with self.tx() as tx:
+            tx.execute("INSERT INTO meta(key, value) VALUES ('store_id', ?) ON CONFLICT(key) DO NOTHING", (new_id(),))
+            return str(tx.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()["value"])
 
     def erase_jobs(self) -> list[Row]:
         """Hard deletes whose ledger part committed and whose chat threads are still to scrub (all namespaces)."""

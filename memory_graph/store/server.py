@@ -7,8 +7,9 @@ transaction takes the database's advisory write lock first, see ``memory_graph.s
 wait), and the Chroma server is one index that every client sees at once (no per-process copy to refresh).
 
 The same ``Store`` interface as the embedded backend (the rest of the code cannot tell them apart), with these
-differences: the collections are named after the database (``mg_<8 hex>_memories``), so one Chroma server can hold
-the indexes of several stores; a hard delete removes the vectors through Chroma's API, and what the *server's*
+differences: the collections are named after the store's id, drawn once and kept in its ledger
+(``mg_<12 hex>_memories``), so one Chroma server holds the indexes of several stores and every spelling of one
+database's URL finds the same index; the ledger records its Chroma server and refuses another (``_bind``); a hard delete removes the vectors through Chroma's API, and what the *server's*
 files keep until its own compaction is the server's business (the embedded backend compacts its files itself);
 the CLI chat keeps its threads in memory for the session (there is no store folder for ``threads.sqlite3``).
 """
@@ -16,8 +17,8 @@ the CLI chat keeps its threads in memory for the session (there is no store fold
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,19 +42,26 @@ def chroma_client(url: str) -> Any:
     import chromadb
     from chromadb.config import Settings
 
-    parsed = urlparse(url)
+    try:
+        parsed = urlparse(url)
+        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+    except ValueError:  # a port out of range
+        raise InvalidInputError(f"a Chroma server URL looks like http://host:8000, got {url!r}") from None
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise InvalidInputError(f"a Chroma server URL looks like http://host:8000, got {url!r}")
+    try:
+        return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https",
+                                   settings=Settings(anonymized_telemetry=False))
+    except Exception as exc:  # noqa: BLE001 - chromadb raises ValueError (with the server's page) when it is not reachable
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise StoreError(f"the Chroma server {url!r} cannot be used ({type(exc).__name__}: {first})") from None
+
+
+def normalise_chroma_url(url: str) -> str:
+    """``scheme://host:port`` of a Chroma server URL (the form recorded in the ledger)."""
+    parsed = urlparse(url)
     port = parsed.port or (443 if parsed.scheme == "https" else 8000)
-    return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https",
-                               settings=Settings(anonymized_telemetry=False))
-
-
-def collection_prefix(database_url: str) -> str:
-    """``mg_<8 hex>_``: the collections of one database (host, port and name; not the user or password)."""
-    parsed = urlparse(database_url)
-    identity = f"{parsed.hostname}:{parsed.port or 5432}{parsed.path}"
-    return f"mg_{hashlib.sha1(identity.encode()).hexdigest()[:8]}_"
+    return f"{parsed.scheme}://{(parsed.hostname or '').lower()}:{port}"
 
 
 class ServerStore(Store):
@@ -75,12 +83,34 @@ class ServerStore(Store):
         self._key = (database_url, embedding_model, chroma_url)
         self._setup(embedding_model)
         self._client = chroma_client(chroma_url)
-        self._prefix = collection_prefix(database_url)
         self.ledger = Ledger(database_url)
-        if not create and not self.ledger.namespaces():
+        try:
+            if not create and not self.ledger.namespaces():
+                raise StoreNotFoundError(f"store {self.location!r} holds no memories (a command that writes creates it)")
+            self._prefix = f"mg_{self.ledger.store_id()}_"
+            self._bind(chroma_url)
+            self._open()
+        except BaseException:
             self.ledger.close()
-            raise StoreNotFoundError(f"store {self.location!r} holds no memories (a command that writes creates it)")
-        self._open()
+            raise
+
+    def _bind(self, chroma_url: str) -> None:
+        """Record which Chroma server holds this store's vectors, and refuse another one: two processes writing to
+        two servers would leave each index missing the other's writes (breaker run: recall then missed current
+        values). ``MEMORY_GRAPH_CHROMA_REBIND=1`` moves the index to the given server (it is rebuilt there)."""
+        given = normalise_chroma_url(chroma_url)
+        bound = self.ledger.meta("chroma_url")
+        if bound is None or bound == given:
+            if bound is None:
+                self.ledger.set_meta("chroma_url", given)
+            return
+        if os.environ.get("MEMORY_GRAPH_CHROMA_REBIND") != "1":
+            raise StoreError(f"store {self.location!r} keeps its vectors on the Chroma server {bound}, not {given}; "
+                             f"use that one (or set MEMORY_GRAPH_CHROMA_REBIND=1 once to rebuild the index on {given})")
+        log.warning("store %s: moving the vector index from %s to %s", self.location, bound, given)
+        self.ledger.set_meta("chroma_url", given)
+        with self.session():
+            self._drop_index()
 
     @property
     def threads_folder(self) -> Path | None:

@@ -12,10 +12,11 @@ while readers never wait (MVCC). The lock goes with the transaction's end, also 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import sqlite3
-import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,12 @@ WRITE_LOCK_KEY = 0x6D656D67  # "memg": the advisory lock every ledger write tran
 
 def is_database_url(location: str | Path) -> bool:
     """Whether a store location names a PostgreSQL database rather than a folder."""
-    return str(location).startswith(POSTGRES_SCHEMES)
+    return str(location).lower().startswith(POSTGRES_SCHEMES)
+
+
+def looks_like_url(location: str | Path) -> bool:
+    """Whether a store location is written as a URL (``scheme://...``): a folder path is never one."""
+    return re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", str(location)) is not None
 
 
 _PLACEHOLDER = re.compile(r"\?")
@@ -141,22 +147,25 @@ class SqliteDatabase(Database):
 
 
 class _PgCursor:
-    """A psycopg cursor that takes the ledger's SQLite-dialect statements (``to_postgres``)."""
+    """A psycopg cursor that takes the ledger's SQLite-dialect statements (``to_postgres``); a failure of the
+    server or the connection becomes ``StoreError`` (``_store_errors``)."""
 
     def __init__(self, cur: Any) -> None:
         self._cur = cur
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> _PgCursor:
-        if params:
-            self._cur.execute(to_postgres(sql), tuple(params))
-        else:
-            self._cur.execute(to_postgres(sql, params=False))
+        with _store_errors():
+            if params:
+                self._cur.execute(to_postgres(sql), tuple(params))
+            else:
+                self._cur.execute(to_postgres(sql, params=False))
         return self
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> _PgCursor:
         rows = [tuple(r) for r in rows]
         if rows:
-            self._cur.executemany(to_postgres(sql), rows)
+            with _store_errors():
+                self._cur.executemany(to_postgres(sql), rows)
         return self
 
     def fetchone(self) -> Row | None:
@@ -168,6 +177,26 @@ class _PgCursor:
     @property
     def rowcount(self) -> int:
         return int(self._cur.rowcount)
+
+
+@contextlib.contextmanager
+def _store_errors() -> Iterator[None]:
+    """psycopg's failures as the project's errors: the lock wait ran out -> ``StoreBusyError``; text PostgreSQL
+    cannot store (a NUL byte) -> ``InvalidInputError``; the server gone, the connection lost, no rights ->
+    ``StoreError`` (the next operation reconnects). A bug in a statement stays what it is."""
+    import psycopg
+
+    from memory_graph.errors import InvalidInputError, StoreBusyError, StoreError
+
+    try:
+        yield
+    except psycopg.errors.LockNotAvailable:
+        raise StoreBusyError("the store is busy: another writer held it past MEMORY_GRAPH_LOCK_TIMEOUT") from None
+    except psycopg.DataError as exc:
+        raise InvalidInputError(f"the database refused a value ({str(exc).strip().splitlines()[0]})") from None
+    except (psycopg.OperationalError, psycopg.InterfaceError, psycopg.errors.InsufficientPrivilege) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StoreError(f"the PostgreSQL store failed ({type(exc).__name__}: {redact_url(first)})") from None
 
 
 def _row_factory(cursor: Any) -> Any:
@@ -185,31 +214,45 @@ class PostgresDatabase(Database):
 
     kind = "postgresql"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, lock_timeout_s: float | None = None) -> None:
+        self.url = url
+        self.lock_timeout_s = lock_timeout_s if lock_timeout_s is not None else float(
+            os.environ.get("MEMORY_GRAPH_LOCK_TIMEOUT", "120"))
+        self._conn: Any = None
+        self._connect()
+
+    def _connect(self) -> None:
         import psycopg
 
         from memory_graph.errors import StoreError
 
         try:
-            self._conn = psycopg.connect(url, autocommit=True, row_factory=_row_factory, connect_timeout=15)
-        except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL store {redact_url(url)!r} cannot be reached ({type(exc).__name__}: "
-                             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc})") from None
-        self._lock = threading.RLock()
+            self._conn = psycopg.connect(self.url, autocommit=True, row_factory=_row_factory, connect_timeout=15)
+        except (psycopg.Error, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreError(f"PostgreSQL store {redact_url(self.url)!r} cannot be reached ({type(exc).__name__}: "
+                             f"{redact_url(first)})") from None
 
     def cursor(self) -> Any:
+        if self._conn is None or self._conn.closed or self._conn.broken:  # a restart or a dropped connection
+            self._connect()
         return _PgCursor(self._conn.cursor())
 
     def script(self, sql: str) -> None:
-        with self._conn.transaction():
-            cur = self._conn.cursor()
-            cur.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")  # two first opens: one creates
+        cur = self.cursor()
+        if cur.execute("SELECT to_regclass('meta') IS NOT NULL AS ready").fetchone()["ready"]:
+            return  # created before: opening a store takes no lock (migrations take it when there are any)
+        with _store_errors(), self._conn.transaction():
+            raw = self._conn.cursor()
+            raw.execute(f"SET LOCAL lock_timeout = '{int(self.lock_timeout_s * 1000)}ms'")
+            raw.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")  # two first opens: one creates
             for statement in (s.strip() for s in sql.split(";")):
                 if statement:
-                    cur.execute(statement)  # type: ignore[call-overload]
+                    raw.execute(statement)
 
     def begin(self, cur: Any) -> None:
         cur.execute("BEGIN")
+        cur.execute(f"SET LOCAL lock_timeout = '{int(self.lock_timeout_s * 1000)}ms'")
         cur.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
 
     def schema_version(self, cur: Any | None = None) -> int:
@@ -224,12 +267,20 @@ class PostgresDatabase(Database):
         self._conn.execute("ANALYZE")
 
     def vacuum(self) -> None:
-        self._conn.execute("VACUUM")
+        """``VACUUM FULL`` of the tables a hard delete edits: each is rewritten into new files and the old ones are
+        removed, so erased rows do not stay in the table's files (plain ``VACUUM`` only marks them free; breaker
+        run). The write-ahead log keeps them until the server recycles its segments: the operator's business."""
+        cur = self.cursor()
+        for table in ("observations", "memories", "provenance", "links", "events", "recalls", "feedback", "items",
+                      "erase_jobs"):
+            cur.execute(f"VACUUM FULL {table}")
 
     def close(self) -> None:
-        self._conn.close()
+        if self._conn is not None:
+            self._conn.close()
 
 
 def redact_url(url: str) -> str:
-    """``url`` without its password (for messages and logs)."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+    """``url`` (or a message quoting one) without its password, in the authority or as a ``password=`` parameter."""
+    out = re.sub(r"(://[^:/@\s]*):[^\s/]*@", r"\1:***@", url)
+    return re.sub(r"(password=)[^&\s]*", r"\1***", out, flags=re.I)
