@@ -145,3 +145,35 @@ def test_every_spelling_of_a_database_finds_one_index_and_one_chroma_server(serv
     port = servers.chroma_url.rsplit(":", 1)[1]
     with pytest.raises(StoreError, match="keeps its vectors on the Chroma server"):
         Memory(url, user_id="u", chroma_url=f"http://localhost:{port}")
+
+
+@pytest.mark.server
+def test_a_chroma_server_that_goes_away_is_a_store_error(servers: Any, tmp_path: Any) -> None:
+    """Breaker run: with the Chroma server down, observe and recall raised httpx.ConnectError."""
+    import time
+    import urllib.request
+
+    from servers import free_port
+
+    port = free_port()
+    chroma = subprocess.Popen(["chroma", "run", "--path", str(tmp_path / "c"), "--host", "127.0.0.1", "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.3)
+        with Memory(servers.new_database(), user_id="u", chroma_url=f"http://127.0.0.1:{port}") as mem:
+            mem.observe("I live in Lisbon.")
+            chroma.kill()
+            chroma.wait(30)
+            with pytest.raises(StoreError, match="Chroma server"):
+                mem.recall("Where do I live?")
+            with pytest.raises(StoreError, match="Chroma server"):
+                mem.observe("I moved to Porto.")
+    finally:
+        if chroma.poll() is None:
+            chroma.kill()

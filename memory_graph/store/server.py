@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from memory_graph.errors import InvalidInputError, StoreError, StoreNotFoundError
+from memory_graph.errors import InvalidInputError, MemoryGraphError, StoreError, StoreNotFoundError
 from memory_graph.store import Store
 from memory_graph.store.index import VectorIndex
 from memory_graph.store.ledger import Ledger
@@ -55,6 +55,13 @@ def chroma_client(url: str) -> Any:
     except Exception as exc:  # noqa: BLE001 - chromadb raises ValueError (with the server's page) when it is not reachable
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
         raise StoreError(f"the Chroma server {url!r} cannot be used ({type(exc).__name__}: {first})") from None
+
+
+def _remote_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the Chroma server failing (unreachable, an error page), not a bug of ours."""
+    import httpx
+
+    return isinstance(exc, (httpx.HTTPError, ConnectionError)) or type(exc).__module__.startswith("chromadb")
 
 
 def normalise_chroma_url(url: str) -> str:
@@ -124,6 +131,14 @@ class ServerStore(Store):
             self._depth += 1
             try:
                 yield self
+            except MemoryGraphError:
+                raise
+            except Exception as exc:
+                if not _remote_failure(exc):
+                    raise
+                first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+                raise StoreError(f"the Chroma server {self.chroma_url!r} failed ({type(exc).__name__}: {first}); "
+                                 "what the ledger committed is kept, and the index catches up on the next open") from None
             finally:
                 self._depth -= 1
 
