@@ -100,7 +100,8 @@ class Memory:
             if not isinstance(store, Store):
                 raise InvalidInputError(f"store must be a memory_graph Store, got {type(store).__name__}")
             self.store = store.retain()
-            self.context = self.context.replace(store_path=store.location)
+            self.context = self.context.replace(store_path=getattr(store, "url", None) or store.location,
+                                                chroma_url=getattr(store, "chroma_url", self.context.chroma_url))
         else:
             self.store = Store.open(self.context.store_path, self.context.embedding_model, create=create,
                                     chroma_url=self.context.chroma_url)

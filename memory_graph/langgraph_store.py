@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -135,6 +136,7 @@ class MemoryStore(BaseStore):
                                      chroma_url=ctx.chroma_url)
             self._owned = True
         self._memories: dict[str, Any] = {}
+        self._lock = threading.Lock()  # abatch runs in worker threads: one Memory per user, whoever asks first
 
     @property
     def memory_graph_store(self) -> Store:
@@ -145,17 +147,19 @@ class MemoryStore(BaseStore):
         """The :class:`~memory_graph.api.Memory` of ``user_id`` on this store (one per user, kept open)."""
         from memory_graph.api import Memory
 
-        mem = self._memories.get(user_id)
-        if mem is None:
-            mem = Memory(user_id=user_id, store=self._store, **self._overrides)
-            self._memories[user_id] = mem
-        return mem
+        with self._lock:
+            mem = self._memories.get(user_id)
+            if mem is None:
+                mem = Memory(user_id=user_id, store=self._store, **self._overrides)
+                self._memories[user_id] = mem
+            return mem
 
     def close(self) -> None:
         """Close the per-user memories, and the store when this object opened it (idempotent)."""
-        for mem in self._memories.values():
-            mem.close()
-        self._memories.clear()
+        with self._lock:
+            for mem in self._memories.values():
+                mem.close()
+            self._memories.clear()
         if self._owned:
             self._owned = False
             self._store.release()

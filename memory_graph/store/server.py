@@ -85,7 +85,8 @@ class ServerStore(Store):
             raise InvalidInputError("a PostgreSQL store keeps its vectors on a Chroma server: give its URL "
                                     "(--chroma http://host:8000 or MEMORY_GRAPH_CHROMA_URL)")
         self.path = None  # type: ignore[assignment]
-        self.location = redact_url(database_url)
+        self.location = redact_url(database_url)  # for messages
+        self.url = database_url
         self.chroma_url = chroma_url
         self._key = (database_url, embedding_model, chroma_url)
         self._setup(embedding_model)
