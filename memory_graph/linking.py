@@ -94,7 +94,7 @@ def learned_cardinality(store: Store, namespace: str, attribute: str) -> Cardina
 
 RETRACT_SIMILARITY = 0.55
 RETRACT_NEIGHBOURS = 50
-"""Candidates a retraction looks at by meaning and by BM25 (each): more than the memories it could end."""
+"""Candidates a retraction looks at by meaning: more than the memories it could end."""
 # Topic-frame thresholds for free-text statements, chosen on the supersession suite's TRAIN seeds (0-99):
 FRAME_SIMILARITY = 0.55          # same topic without update wording
 FRAME_SIMILARITY_CUED = 0.42     # same topic with update wording ("switched", "now", "moved to")
@@ -330,13 +330,16 @@ def _retraction_targets(store: Store, namespace: str, record: MemoryRecord, pend
     structured = bool(record.attribute) and record.attribute != record.frame
     stems = _content_stems(record.value)
     named = _names(record.value) if record.ends else set()  # "I sold the Civic", "Rex died": the named thing ends
-    # candidates, not a scan of the namespace (issue 13: the scan cost 22 of 33 s per 100 turns at 15.8k memories):
-    # the slot's memories (an indexed query), the nearest by meaning and the BM25 hits for the value or the names
+    # candidates, not a Python pass over the namespace (issue 13: stemming every live memory cost 22 of 33 s per 100
+    # turns at 15.8k memories): the slot's memories (an indexed query), the nearest by meaning, and for an ending
+    # event the memories whose text names the thing (SQL substring match; no BM25 here: a BM25 index is rebuilt
+    # whenever the namespace changed, which inside a batch is every record)
     rows = store.ledger.memories_of_attribute(namespace, subjects, record.attribute, LIVE_STATUSES) if structured else []
     near = nearest_live(store, namespace, store.embed([record.value])[0], RETRACT_NEIGHBOURS, scope, pending)
     similarity = {r["id"]: sim for r, sim in near}
-    lexical = store.search_lexical(namespace, " ".join(sorted(named)) or record.value, RETRACT_NEIGHBOURS)
-    rows = [*rows, *(r for r, _ in near), *store.ledger.memories(namespace, lexical).values()]
+    rows = [*rows, *(r for r, _ in near)]
+    for name in sorted(named):
+        rows += store.ledger.live_memories_quoting(namespace, subjects, name)
     out: dict[str, Any] = {}
     for row in rows:
         if row["id"] in out or row["status"] not in LIVE_STATUSES or row["subject"] not in subjects \

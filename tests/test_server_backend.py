@@ -21,7 +21,7 @@ def test_statements_translate_to_postgres() -> None:
     assert to_postgres("INSERT OR IGNORE INTO provenance(memory_id) VALUES (?)") == (
         "INSERT INTO provenance(memory_id) VALUES (%s) ON CONFLICT DO NOTHING")
     assert to_postgres("SELECT id FROM t WHERE instr(lower(text), ?) > 0 AND text LIKE '%x'") == (
-        "SELECT id FROM t WHERE strpos(lower(text), %s) > 0 AND text LIKE '%%x'")
+        "SELECT id FROM t WHERE strpos(lower(text), %s) > 0 AND text ILIKE '%%x'")
     assert to_postgres("SELECT '100%'", params=False) == "SELECT '100%'"
     schema = postgres_schema("CREATE TABLE IF NOT EXISTS memories (id TEXT PRIMARY KEY, confidence REAL NOT NULL);"
                              "CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY AUTOINCREMENT, x TEXT)")

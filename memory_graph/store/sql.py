@@ -41,7 +41,8 @@ _ROWID = re.compile(r"\browid\b")
 def to_postgres(sql: str, params: bool = True) -> str:
     """The PostgreSQL form of a ledger statement written for SQLite: ``?`` -> ``%s`` (and a literal ``%`` ->
     ``%%``), ``INSERT OR IGNORE INTO t ...`` -> ``INSERT INTO t ... ON CONFLICT DO NOTHING``, ``rowid`` -> ``seq``
-    (the insertion-order column the PostgreSQL schema adds), ``instr(`` -> ``strpos(``, and in DDL
+    (the insertion-order column the PostgreSQL schema adds), ``instr(`` -> ``strpos(``, ``LIKE`` -> ``ILIKE`` (SQLite's
+    ``LIKE`` ignores ASCII case), and in DDL
     (``params=False``: a statement run without parameters, whose ``%`` stays as it is)
     ``INTEGER PRIMARY KEY [AUTOINCREMENT]`` -> ``BIGSERIAL PRIMARY KEY`` and ``REAL`` -> ``DOUBLE PRECISION``."""
     out = _PLACEHOLDER.sub("%s", sql.replace("%", "%%")) if params else sql
@@ -49,6 +50,7 @@ def to_postgres(sql: str, params: bool = True) -> str:
         out = re.sub(r"INSERT OR IGNORE INTO", "INSERT INTO", out, count=1, flags=re.I) + " ON CONFLICT DO NOTHING"
     out = _ROWID.sub("seq", out)
     out = re.sub(r"\binstr\(", "strpos(", out)
+    out = re.sub(r"\bLIKE\b", "ILIKE", out)  # SQLite's LIKE ignores ASCII case; PostgreSQL's does not
     out = re.sub(r"INTEGER PRIMARY KEY(?: AUTOINCREMENT)?", "BIGSERIAL PRIMARY KEY", out)
     out = re.sub(r"\bREAL\b", "DOUBLE PRECISION", out)
     if re.match(r"\s*CREATE TABLE IF NOT EXISTS (observations|memories|links|items) \(", out):
