@@ -359,7 +359,6 @@ def recall(
         relevances.append(item.similarity)
         guard_posteriors.append(None)
     feats = _features(items, rows, stats, task)
-    repeated = _repeats(items, values, store.ledger.formed_from(ns, [it.id for it in items if it.kind == "observation"]))
     if ctx.usefulness == "logistic":
         best_all = max((it.similarity for it in items), default=0.0)
         values = [learned_usefulness(f, relevance(it.similarity, best_all)) for f, it in zip(feats, items, strict=True)]
@@ -367,6 +366,7 @@ def recall(
             it.score = round(v, 4)
     if include_history:
         _value_history(items, values)
+    repeated = _repeats(items, values, store.ledger.formed_from(ns, [it.id for it in items if it.kind == "observation"]))
     minimum = count_tokens(render_context([], as_of_iso, compact=True), ctx.encoding)
     if budget < minimum:
         raise InvalidInputError(f"budget_tokens {budget} is below the context block's own size ({minimum} tokens)")
