@@ -352,7 +352,8 @@ def recall(
         items.append(item)
         values.append(u)
         relevances.append(sims[mid])
-    for item, value in _observation_candidates(store, ns, vector, pool_size // 2, as_of_iso, best, exclude_observations or set()):
+    for item, value in _observation_candidates(store, ns, vector, pool_size // 2, as_of_iso, best, exclude_observations or set(),
+                                               beside_memories=ctx.raw_messages):
         item.tokens = count_tokens(render_line(item), ctx.encoding) + 1
         items.append(item)
         values.append(value)
@@ -542,7 +543,8 @@ def _chain_heads(store: Store, ns: str, vector: Any, seen: set[str]) -> list[tup
 
 
 def _observation_candidates(
-    store: Store, ns: str, vector: Any, n: int, as_of_iso: str | None, best_memory_sim: float, exclude: set[str]
+    store: Store, ns: str, vector: Any, n: int, as_of_iso: str | None, best_memory_sim: float, exclude: set[str],
+    beside_memories: bool = False,
 ) -> list[tuple[RecallItem, float]]:
     """Raw messages, beside the memories formed from them, so that nothing said is unreachable and a message
     keeps its context (a note cut from "June whelped overnight, seven total, ... on May 31" loses what the
@@ -556,6 +558,8 @@ def _observation_candidates(
     if not hits:
         return []
     rows = store.ledger.held_observations(ns, [h[0] for h in hits], as_of_iso)
+    if not beside_memories:  # the default: only messages that formed no memory (``Context.raw_messages``)
+        rows = {oid: row for oid, row in rows.items() if not row["formed"]}
     best = max([best_memory_sim] + [s for i, s in hits if i in rows])
     out = []
     for oid, sim in hits:

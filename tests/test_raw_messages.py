@@ -1,6 +1,6 @@
 """Raw messages beside their memories (issue 11: "raw turns stay recallable beside the facts formed from them,
-deduplicated by provenance"): a message is shown raw only while every memory formed from it is held, and a
-message never shares the budget with its own memories. Fake embedder: no model load."""
+deduplicated by provenance"; ``Context.raw_messages``, off by default): a message is shown raw only while every
+memory formed from it is held, and a message never shares the budget with its own memories. Fake embedder."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from memory_graph.retrieval import _repeats
 
 @pytest.fixture()
 def fake_mem(tmp_path: Path) -> Iterator[Memory]:
-    with Memory(tmp_path / "s", user_id="u") as mem:
+    with Memory(tmp_path / "s", user_id="u", raw_messages=True) as mem:
         mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
         yield mem
 
@@ -41,7 +41,7 @@ def test_a_replaced_fact_is_never_shown_raw_but_its_past_is(fake_mem: Memory) ->
 
 
 def test_a_forgotten_or_contested_fact_is_never_shown_raw(tmp_path: Path) -> None:
-    with Memory(tmp_path / "s", user_id="u", trust="source") as mem:
+    with Memory(tmp_path / "s", user_id="u", trust="source", raw_messages=True) as mem:
         mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
         mem.observe("My locker code is 4417 and the gym opens at six.", time="2024-01-01T00:00:00Z")
         mem.observe("please forget my locker code", time="2024-01-02T00:00:00Z")
@@ -74,3 +74,12 @@ def test_repeats_keeps_the_better_of_a_message_and_its_memories() -> None:
     formed = {"o1": ["m1", "m2"], "o2": ["m3"], "o3": ["gone"]}
     values = [0.9, 0.5, 0.4, 0.2, 0.6, 0.7]
     assert _repeats(items, values, formed) == {1, 2, 3}  # o1 beats its memories; m3 beats o2; o3's are not pooled
+
+
+def test_by_default_a_message_that_formed_memories_is_not_shown_raw(tmp_path: Path) -> None:
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        mem.observe("June whelped overnight on May 31. seven puppies, the sire is Timberline Ace.")
+        mem.observe("hmm ok")
+        raw = [it for it in mem.recall("who is the sire of the puppies", budget_tokens=600).items if it.kind == "observation"]
+        assert all(not mem.store.ledger.formed_from("u", [it.id]) for it in raw)
