@@ -339,14 +339,22 @@ class Store:
         if self._depth == 0:
             raise RuntimeError("Store.index used outside Store.session()")
         if self._index is None:
-            try:
-                self._index = VectorIndex(self.path / "chroma")
-            except Exception as exc:  # noqa: BLE001 - Chroma raises its own classes for a corrupt or foreign file
-                raise StoreError(
-                    f"the vector index {str(self.path / 'chroma')!r} cannot be opened ({type(exc).__name__}: {exc}); "
-                    f"it is derived from the ledger: rebuild it with `memory-graph reindex --store {self.path}`"
-                ) from exc
+            self._index = self._open_index()
         return self._index
+
+    def _open_index(self) -> VectorIndex:
+        """A client of this store's vector index: the ``chroma/`` folder (a server store overrides it).
+
+        Raises:
+            StoreError: Chroma cannot open the folder (corrupt or foreign files); the message names ``reindex``.
+        """
+        try:
+            return VectorIndex(self.path / "chroma")
+        except Exception as exc:  # noqa: BLE001 - Chroma raises its own classes for a corrupt or foreign file
+            raise StoreError(
+                f"the vector index {str(self.path / 'chroma')!r} cannot be opened ({type(exc).__name__}: {exc}); "
+                f"it is derived from the ledger: rebuild it with `memory-graph reindex --store {self.path}`"
+            ) from exc
 
     def _wrote_index(self) -> None:
         self._index_written = True
@@ -527,17 +535,21 @@ class Store:
         """Drop the derived index (``chroma/``, a half-done compaction, or a file where either folder belongs) and
         mark the ledger's rows for indexing, so the next reconcile rebuilds it. ``every_row=False`` leaves rows
         that could not be indexed (``indexed = -1``) skipped."""
-        self._close_index()
-        for folder in (self.path / "chroma", self.path / COMPACTING):
-            if folder.exists() and not folder.is_dir():
-                folder.unlink()
-            shutil.rmtree(folder, ignore_errors=True)
+        self._discard_index()
         where = "" if every_row else " WHERE indexed=1"
         with self.ledger.tx() as cur:
             cur.execute(f"UPDATE memories SET indexed=0{where}")
             cur.execute(f"UPDATE observations SET indexed=0{where}")
             cur.execute("DELETE FROM index_deletes")
         self._wrote_index()
+
+    def _discard_index(self) -> None:
+        """Delete the index's data: the ``chroma/`` folder and a half-done compaction (a server store overrides it)."""
+        self._close_index()
+        for folder in (self.path / "chroma", self.path / COMPACTING):
+            if folder.exists() and not folder.is_dir():
+                folder.unlink()
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _recover_missing_index(self) -> None:
         """An index folder that is gone (or a Chroma database of zero bytes) while the ledger says rows are

@@ -346,27 +346,6 @@ class Ledger:
             out.setdefault(r["observation_id"], []).append(r["memory_id"])
         return out
 
-    def provenance_links(self, namespace: str, memory_ids: Sequence[str] = (),
-                         observation_ids: Sequence[str] = ()) -> list[tuple[str, str]]:
-        """``(memory_id, observation_id)`` pairs of ``namespace`` touching any of the given memories or
-        observations."""
-        rows = self.query_in("SELECT memory_id, observation_id FROM provenance WHERE namespace=? AND memory_id IN ({marks})",
-                             namespace, memory_ids) if memory_ids else []
-        rows += self.query_in("SELECT memory_id, observation_id FROM provenance WHERE namespace=? "
-                              "AND observation_id IN ({marks})", namespace, observation_ids) if observation_ids else []
-        return [(r["memory_id"], r["observation_id"]) for r in rows]
-
-    def live_memories(self, namespace: str, subjects: Sequence[str], scope: str | None = None,
-                      asserted_only: bool = False) -> list[Row]:
-        """Live memories of ``subjects`` (in ``scope`` when given), oldest first; ``asserted_only`` leaves out
-        events and negations."""
-        extra = (" AND kind != 'event' AND polarity > 0" if asserted_only else "") + (" AND scope=?" if scope is not None else "")
-        return self.query(
-            f"SELECT * FROM memories WHERE namespace=? AND subject IN ({','.join('?' * len(subjects))}) "
-            f"AND status IN (?,?){extra} ORDER BY valid_from, rowid",
-            (namespace, *subjects, *LIVE_STATUSES, *([scope] if scope is not None else [])),
-        )
-
     def memories_of_attribute(self, namespace: str, subjects: Sequence[str], attribute: str,
                               statuses: Sequence[str]) -> list[Row]:
         """Memories of ``subjects`` and ``attribute`` whose status is one of ``statuses``, oldest first."""

@@ -143,16 +143,16 @@ class ServerStore(Store):
             finally:
                 self._depth -= 1
 
-    @property
-    def index(self) -> VectorIndex:
-        if self._depth == 0:
-            raise RuntimeError("Store.index used outside Store.session()")
-        if self._index is None:
-            try:
-                self._index = VectorIndex(None, client=self._client, prefix=self._prefix)
-            except Exception as exc:  # noqa: BLE001 - Chroma's client raises its own classes when the server is down
-                raise StoreError(f"the Chroma server {self.chroma_url!r} cannot be used ({type(exc).__name__}: {exc})") from exc
-        return self._index
+    def _open_index(self) -> VectorIndex:
+        """This store's collections on the Chroma server.
+
+        Raises:
+            StoreError: the server is down or refuses (the message names it).
+        """
+        try:
+            return VectorIndex(None, client=self._client, prefix=self._prefix)
+        except Exception as exc:  # noqa: BLE001 - Chroma's client raises its own classes when the server is down
+            raise StoreError(f"the Chroma server {self.chroma_url!r} cannot be used ({type(exc).__name__}: {exc})") from exc
 
     def _close_index(self) -> None:
         self._index = None  # the HTTP client stays; nothing is held on the server between requests
@@ -160,15 +160,10 @@ class ServerStore(Store):
     def _purge_index_files(self, ids: Any) -> None:
         """Nothing to compact here: the records are deleted through the server's API (its files are its own)."""
 
-    def _drop_index(self, every_row: bool = True) -> None:
-        """Drop both collections on the server and mark the ledger's rows for indexing (see ``Store._drop_index``)."""
+    def _discard_index(self) -> None:
+        """Drop both collections on the server (``Store._drop_index`` then marks the ledger's rows for indexing)."""
         self.index.drop()
         self._index = None
-        where = "" if every_row else " WHERE indexed=1"
-        with self.ledger.tx() as cur:
-            cur.execute(f"UPDATE memories SET indexed=0{where}")
-            cur.execute(f"UPDATE observations SET indexed=0{where}")
-            cur.execute("DELETE FROM index_deletes")
 
     def _recover_compaction(self) -> None:
         """No local compaction exists to be interrupted."""
