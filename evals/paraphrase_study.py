@@ -21,7 +21,7 @@ import numpy as np
 
 from evals.common import TRAIN_SEEDS
 from evals.supersession import generate
-from memory_graph.embeddings import Embedder
+from memory_graph.embeddings import Embedder, get_embedder
 from memory_graph.linking import _values, topic_frame
 
 SCORES = ("text", "frame", "masked")
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.seed not in TRAIN_SEEDS:
         parser.error(f"--seed must be a train seed ({TRAIN_SEEDS[0]}-{TRAIN_SEEDS[-1]})")
     rows = candidate_pairs(args.seed, args.scenarios)
-    score(rows, Embedder(""))
+    score(rows, get_embedder(""))
     print(f"Paraphrase study, train seed {args.seed}, {args.scenarios} ODR scenarios, {len(rows)} pairs\n")
     print(report(rows))
 

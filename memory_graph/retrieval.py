@@ -32,7 +32,7 @@ from memory_graph.errors import InvalidInputError
 from memory_graph.extract.rules import is_assistant
 from memory_graph.knapsack import knapsack
 from memory_graph.records import Recall, RecallItem, Status
-from memory_graph.store import Store, new_id
+from memory_graph.store import IndexQuery, Store, new_id
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
 from memory_graph.usefulness import (
@@ -311,114 +311,123 @@ def recall(
     as_of_iso = to_iso(parse_time(as_of)) if as_of is not None and as_of != "" else None
     ns = ctx.user_id
     vector = query_vector if query_vector is not None else store.embed([query])[0]
-    pool_size = max(40, 4 * ctx.max_items)
-    hits = store.search_memories(vector, ns, pool_size, _status_filter(as_of_iso, include_history))
-    hits += _lexical_hits(store, ns, query, vector, {h[0] for h in hits}, as_of_iso, include_history)
-    hits += _same_key_hits(store, ns, hits, vector, as_of_iso, include_history)
-    if not as_of_iso and not include_history:
-        hits += _chain_heads(store, ns, vector, {h[0] for h in hits})
-    rows = store.ledger.memories(ns, [h[0] for h in hits])
-    sims = {mid: sim for mid, sim in hits if mid in rows}
-    if not include_history:
-        sims = {m: s for m, s in sims.items() if rows[m]["retention"] != "archived"} or sims
-    ids = list(sims)
-    stats = store.ledger.stats(ns, ids) if ctx.learning else {}
-    replaced = store.ledger.superseded_by(ns, ids)
-    now = from_iso(as_of_iso) if as_of_iso else datetime.now().astimezone()
-    best = max(sims.values(), default=0.0)
-    items: list[RecallItem] = []
-    values: list[float] = []
-    relevances: list[float] = []
-    guard_posteriors: list[Posterior | None] = []  # task-class evidence, None = none (memories only)
-    for mid in ids:
-        row = rows[mid]
-        rel = relevance(sims[mid], best)
-        held_at_as_of = as_of_iso is not None and row["status"] != "current" and row["valid_to"] and row["valid_to"] > as_of_iso
-        status: Status = "current" if held_at_as_of and row["status"] in ("superseded", "retracted") else row["status"]
-        valid_from = from_iso(row["valid_from"])
-        age_days = (now - valid_from).total_seconds() / 86400 if valid_from and now else 0.0
-        post = posterior_for(stats.get(mid), task)
-        guard_posteriors.append(_task_evidence(stats.get(mid), task) if ctx.learning else None)
-        u = usefulness(rel, post, row["confidence"], age_days, row["status"] == "contested", ctx.learning)
-        sup_by = replaced.get(mid) if row["status"] in ("superseded", "retracted") and not held_at_as_of else None
-        item = RecallItem(
-            id=mid, text=row["text"], kind=row["kind"], subject=row["subject"], attribute=row["attribute"],
-            value=row["value"], scope=row["scope"], status=status, retention=row["retention"],
-            valid_from=row["valid_from"], valid_to=row["valid_to"],
-            superseded_by=sup_by if sup_by != "forget-request" else "forget request",
-            tokens=0, score=round(u, 4), similarity=round(sims[mid], 4), source=row["source"],
+    with store.session():  # one hold of the store for every read and the record's write
+        pool_size = max(40, 4 * ctx.max_items)
+        chains = not as_of_iso and not include_history
+        # the pool comes from the store's OVERFETCH nearest memories unless fewer than a full context's lines
+        # qualify there (long-lived stores are mostly replaced values); replaced memories from there only: one
+        # farther than that is no nearer than the pool's own tail
+        requests = [IndexQuery(pool_size, _status_filter(as_of_iso, include_history), enough=ctx.max_items)]
+        if chains:
+            requests.append(IndexQuery(CHAIN_HITS, REPLACED, enough=0))
+        found = store.search_memories_many(vector, ns, requests)
+        hits = found[0]
+        hits += _lexical_hits(store, ns, query, vector, {h[0] for h in hits}, as_of_iso, include_history)
+        hits += _same_key_hits(store, ns, hits, vector, as_of_iso, include_history)
+        if chains:
+            hits += _chain_heads(store, ns, vector, {h[0] for h in hits}, found[1])
+        rows = store.ledger.memories(ns, [h[0] for h in hits])
+        sims = {mid: sim for mid, sim in hits if mid in rows}
+        if not include_history:
+            sims = {m: s for m, s in sims.items() if rows[m]["retention"] != "archived"} or sims
+        ids = list(sims)
+        stats = store.ledger.stats(ns, ids) if ctx.learning else {}
+        replaced = store.ledger.superseded_by(ns, ids)
+        now = from_iso(as_of_iso) if as_of_iso else datetime.now().astimezone()
+        best = max(sims.values(), default=0.0)
+        items: list[RecallItem] = []
+        values: list[float] = []
+        relevances: list[float] = []
+        guard_posteriors: list[Posterior | None] = []  # task-class evidence, None = none (memories only)
+        for mid in ids:
+            row = rows[mid]
+            rel = relevance(sims[mid], best)
+            held_at_as_of = as_of_iso is not None and row["status"] != "current" and row["valid_to"] and row["valid_to"] > as_of_iso
+            status: Status = "current" if held_at_as_of and row["status"] in ("superseded", "retracted") else row["status"]
+            valid_from = from_iso(row["valid_from"])
+            age_days = (now - valid_from).total_seconds() / 86400 if valid_from and now else 0.0
+            post = posterior_for(stats.get(mid), task)
+            guard_posteriors.append(_task_evidence(stats.get(mid), task) if ctx.learning else None)
+            u = usefulness(rel, post, row["confidence"], age_days, row["status"] == "contested", ctx.learning)
+            sup_by = replaced.get(mid) if row["status"] in ("superseded", "retracted") and not held_at_as_of else None
+            item = RecallItem(
+                id=mid, text=row["text"], kind=row["kind"], subject=row["subject"], attribute=row["attribute"],
+                value=row["value"], scope=row["scope"], status=status, retention=row["retention"],
+                valid_from=row["valid_from"], valid_to=row["valid_to"],
+                superseded_by=sup_by if sup_by != "forget-request" else "forget request",
+                tokens=0, score=round(u, 4), similarity=round(sims[mid], 4), source=row["source"],
+            )
+            item.tokens = count_tokens(render_line(item), ctx.encoding) + 1
+            items.append(item)
+            values.append(u)
+            relevances.append(sims[mid])
+        for item, value in _observation_candidates(store, ns, vector, pool_size // 2, as_of_iso, best, exclude_observations or set(),
+                                                   beside_memories=ctx.raw_messages):
+            item.tokens = count_tokens(render_line(item), ctx.encoding) + 1
+            items.append(item)
+            values.append(value)
+            relevances.append(item.similarity)
+            guard_posteriors.append(None)
+        feats = _features(items, rows, stats, task)
+        if ctx.usefulness == "logistic":
+            best_all = max((it.similarity for it in items), default=0.0)
+            values = [learned_usefulness(f, relevance(it.similarity, best_all)) for f, it in zip(feats, items, strict=True)]
+            for it, v in zip(items, values, strict=True):
+                it.score = round(v, 4)
+        if include_history:
+            _value_history(items, values)
+        repeated = _repeats(items, values, store.ledger.formed_from(ns, [it.id for it in items if it.kind == "observation"]))
+        minimum = count_tokens(render_context([], as_of_iso, compact=True), ctx.encoding)
+        if budget < minimum:
+            raise InvalidInputError(f"budget_tokens {budget} is below the context block's own size ({minimum} tokens)")
+        total = sum(it.tokens for it in items)
+
+        def select(compact: bool) -> tuple[list[int], list[int], int]:
+            room = max(0, min(budget - _overhead(as_of_iso, compact, ctx.encoding), total))  # never a table larger than needed
+            if ctx.selection == "topk":
+                picked: list[int] = []
+                used = 0
+                for i in sorted(range(len(items)), key=lambda k: -relevances[k]):
+                    if i not in repeated and len(picked) < ctx.max_items and used + items[i].tokens <= room:
+                        picked.append(i)
+                        used += items[i].tokens
+                return picked, [], room
+            gains = [v if v >= USEFULNESS_FLOOR and i not in repeated else 0.0 for i, v in enumerate(values)]
+            guard = [i for i in _guard(items, relevances, guard_posteriors, room) if i not in repeated]
+            rest = [i for i in range(len(items)) if i not in guard]
+            left = room - sum(items[i].tokens for i in guard)
+            best = knapsack([gains[i] for i in rest], [items[i].tokens for i in rest], left, ctx.max_items - len(guard))
+            return guard + [rest[j] for j in best], guard, room
+
+        compact = False
+        chosen_idx, guarded, room = select(compact)
+        if not chosen_idx:  # the preamble leaves no room for a line: try without it (the fence stays)
+            again = select(True)
+            if again[0]:
+                compact, (chosen_idx, guarded, room) = True, again
+            else:
+                compact = count_tokens(render_context([], as_of_iso), ctx.encoding) > budget
+        chosen_idx = sorted(chosen_idx, key=lambda i: -values[i])
+        chosen = timeline_order([items[i] for i in chosen_idx])
+        prov = store.ledger.provenance(ns, [it.id for it in chosen if it.kind != "observation"])  # chosen only
+        for it in chosen:
+            if it.kind != "observation":
+                it.provenance = prov.get(it.id, [])
+        context = render_context(chosen, as_of_iso, compact)
+        candidates = [
+            {
+                "id": it.id, "similarity": it.similarity, "usefulness": it.score, "tokens": it.tokens,
+                "status": it.status, "chosen": i in set(chosen_idx), "features": [round(x, 4) for x in feats[i]],
+                "reason": "dropped: said by a better candidate of the same message" if i in repeated
+                else _reason(i, set(chosen_idx), values[i], it.tokens, room, set(guarded)),
+            }
+            for i, it in enumerate(items)
+        ]
+        record = Recall(
+            id=new_id(), query=query, as_of=as_of_iso, task=task, budget_tokens=budget,
+            tokens_used=count_tokens(context, ctx.encoding), context=context, items=chosen, candidates=candidates,
         )
-        item.tokens = count_tokens(render_line(item), ctx.encoding) + 1
-        items.append(item)
-        values.append(u)
-        relevances.append(sims[mid])
-    for item, value in _observation_candidates(store, ns, vector, pool_size // 2, as_of_iso, best, exclude_observations or set(),
-                                               beside_memories=ctx.raw_messages):
-        item.tokens = count_tokens(render_line(item), ctx.encoding) + 1
-        items.append(item)
-        values.append(value)
-        relevances.append(item.similarity)
-        guard_posteriors.append(None)
-    feats = _features(items, rows, stats, task)
-    if ctx.usefulness == "logistic":
-        best_all = max((it.similarity for it in items), default=0.0)
-        values = [learned_usefulness(f, relevance(it.similarity, best_all)) for f, it in zip(feats, items, strict=True)]
-        for it, v in zip(items, values, strict=True):
-            it.score = round(v, 4)
-    if include_history:
-        _value_history(items, values)
-    repeated = _repeats(items, values, store.ledger.formed_from(ns, [it.id for it in items if it.kind == "observation"]))
-    minimum = count_tokens(render_context([], as_of_iso, compact=True), ctx.encoding)
-    if budget < minimum:
-        raise InvalidInputError(f"budget_tokens {budget} is below the context block's own size ({minimum} tokens)")
-    total = sum(it.tokens for it in items)
-
-    def select(compact: bool) -> tuple[list[int], list[int], int]:
-        room = max(0, min(budget - _overhead(as_of_iso, compact, ctx.encoding), total))  # never a table larger than needed
-        if ctx.selection == "topk":
-            picked: list[int] = []
-            used = 0
-            for i in sorted(range(len(items)), key=lambda k: -relevances[k]):
-                if i not in repeated and len(picked) < ctx.max_items and used + items[i].tokens <= room:
-                    picked.append(i)
-                    used += items[i].tokens
-            return picked, [], room
-        gains = [v if v >= USEFULNESS_FLOOR and i not in repeated else 0.0 for i, v in enumerate(values)]
-        guard = [i for i in _guard(items, relevances, guard_posteriors, room) if i not in repeated]
-        rest = [i for i in range(len(items)) if i not in guard]
-        left = room - sum(items[i].tokens for i in guard)
-        best = knapsack([gains[i] for i in rest], [items[i].tokens for i in rest], left, ctx.max_items - len(guard))
-        return guard + [rest[j] for j in best], guard, room
-
-    compact = False
-    chosen_idx, guarded, room = select(compact)
-    if not chosen_idx:  # the preamble leaves no room for a line: try without it (the fence stays)
-        again = select(True)
-        if again[0]:
-            compact, (chosen_idx, guarded, room) = True, again
-        else:
-            compact = count_tokens(render_context([], as_of_iso), ctx.encoding) > budget
-    chosen_idx = sorted(chosen_idx, key=lambda i: -values[i])
-    chosen = timeline_order([items[i] for i in chosen_idx])
-    prov = store.ledger.provenance(ns, [it.id for it in chosen if it.kind != "observation"])  # chosen only
-    for it in chosen:
-        if it.kind != "observation":
-            it.provenance = prov.get(it.id, [])
-    context = render_context(chosen, as_of_iso, compact)
-    candidates = [
-        {
-            "id": it.id, "similarity": it.similarity, "usefulness": it.score, "tokens": it.tokens,
-            "status": it.status, "chosen": i in set(chosen_idx), "features": [round(x, 4) for x in feats[i]],
-            "reason": "dropped: said by a better candidate of the same message" if i in repeated
-            else _reason(i, set(chosen_idx), values[i], it.tokens, room, set(guarded)),
-        }
-        for i, it in enumerate(items)
-    ]
-    record = Recall(
-        id=new_id(), query=query, as_of=as_of_iso, task=task, budget_tokens=budget,
-        tokens_used=count_tokens(context, ctx.encoding), context=context, items=chosen, candidates=candidates,
-    )
-    _persist(store, ns, record, task)
+        _persist(store, ns, record, task)
     return record
 
 
@@ -510,13 +519,19 @@ CHAIN_HITS = 8
 MAX_CHAIN_STEPS = 50
 
 
-def _chain_heads(store: Store, ns: str, vector: Any, seen: set[str]) -> list[tuple[str, float]]:
+REPLACED = {"status": {"$in": ["superseded"]}}
+"""The index filter of the replaced memories whose chain heads join the pool."""
+
+
+def _chain_heads(
+    store: Store, ns: str, vector: Any, seen: set[str], old: list[tuple[str, float]]
+) -> list[tuple[str, float]]:
     """Chain-head resolution (EvoMem-MCP): a query that matches a *replaced* memory brings the memory that holds
     now at the head of its supersession chain, scored with the better of its own similarity and the replaced
     one's, so asking about an old value ("Is my Lisbon lease ending?") finds what replaced it. The replaced
     memory itself stays out (it is shown only with history or ``as_of``); a chain that ends in a retraction or a
-    forget request brings nothing."""
-    old = store.search_memories(vector, ns, CHAIN_HITS, {"status": {"$in": ["superseded"]}})
+    forget request brings nothing. ``old``: the ``CHAIN_HITS`` replaced memories nearest the query,
+    ``[(id, cosine)]`` (searched with the pool, filter ``REPLACED``)."""
     position = {mid: mid for mid, _ in old}  # where each chain's walk stands; all chains step together
     walking = set(position)
     for _ in range(MAX_CHAIN_STEPS):  # one ledger query per step for every chain, not one per chain and step

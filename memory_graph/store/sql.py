@@ -99,6 +99,12 @@ class Database:
     def analyze(self) -> None:
         raise NotImplementedError
 
+    def explain(self, sql: str, params: Sequence[Any] = ()) -> list[str]:
+        """The planner's plan of the read ``sql`` (the ledger's dialect) as text lines, for tests of the hot
+        queries: SQLite ``EXPLAIN QUERY PLAN`` details; PostgreSQL ``EXPLAIN`` with sequential scans
+        discouraged (``enable_seqscan = off``), so a ``Seq Scan`` left in the plan means no index can serve it."""
+        raise NotImplementedError
+
     def vacuum(self) -> None:
         raise NotImplementedError
 
@@ -138,6 +144,9 @@ class SqliteDatabase(Database):
     def analyze(self) -> None:
         self._conn.execute("PRAGMA analysis_limit=1000")
         self._conn.execute("ANALYZE")
+
+    def explain(self, sql: str, params: Sequence[Any] = ()) -> list[str]:
+        return [str(row["detail"]) for row in self._conn.execute("EXPLAIN QUERY PLAN " + sql, tuple(params))]
 
     def vacuum(self) -> None:
         self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -267,6 +276,13 @@ class PostgresDatabase(Database):
 
     def analyze(self) -> None:
         self._conn.execute("ANALYZE")
+
+    def explain(self, sql: str, params: Sequence[Any] = ()) -> list[str]:
+        with _store_errors(), self._conn.transaction():
+            raw = self._conn.cursor()
+            raw.execute("SET LOCAL enable_seqscan = off")
+            raw.execute("EXPLAIN " + to_postgres(sql), tuple(params))
+            return [str(next(iter(row.values()))) for row in raw.fetchall()]
 
     def vacuum(self) -> None:
         """``VACUUM FULL`` of the tables a hard delete edits: each is rewritten into new files and the old ones are

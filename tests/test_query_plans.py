@@ -1,0 +1,66 @@
+"""The hot paths' ledger queries are served by indexes on both backends (issue 13): no statement run by a
+recall, an ingest batch or feedback scans a whole table. SQLite: ``EXPLAIN QUERY PLAN`` has no ``SCAN <table>``;
+PostgreSQL: ``EXPLAIN`` with sequential scans discouraged has no ``Seq Scan`` (so an index can serve it).
+
+The tables here are tiny and have no planner statistics, so the planners judge by the indexes alone (a tiny
+table with statistics is cheaper to scan, which says nothing about 100k rows)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fakes import StemBagEmbedder
+
+from memory_graph import Memory
+from memory_graph.store.ledger import Ledger
+
+TABLES = "memories|observations|links|provenance|events|stats|recalls|feedback|items"
+FULL_SCAN = {
+    "sqlite": re.compile(rf"^SCAN ({TABLES})\b"),
+    "postgresql": re.compile(rf"Seq Scan on ({TABLES})\b"),
+}
+
+
+@pytest.fixture()
+def mem(store_location: tuple[str, dict[str, str]]) -> Iterator[Memory]:
+    location, options = store_location
+    memory = Memory(location, user_id="u", **options)
+    memory.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+    yield memory
+    memory.close()
+
+
+def test_hot_queries_use_indexes(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    turns = [{"role": "user", "text": t, "time": f"2026-0{1 + i % 9}-10T09:00:00Z", "ref": f"m{i}"} for i, t in enumerate([
+        "I live in Lisbon.", "My sister Ana works at Acme.", "We upgraded Redis to version 7.2 in production.",
+        "I moved to Porto last month.", "Our standup moved to Tuesday at 10am.", "Ana now works at Globex.",
+    ])]
+    mem.observe_many(turns[:3])
+    seen: dict[str, tuple[Any, ...]] = {}
+    original = Ledger.query
+
+    def spy(self: Ledger, sql: str, params: Any = ()) -> Any:
+        seen.setdefault(sql, tuple(params))
+        return original(self, sql, params)
+
+    monkeypatch.setattr(Ledger, "query", spy)
+    mem.observe_many(turns[3:])
+    recall = mem.recall("Where does Ana work?")
+    mem.recall("Where did I live?", as_of="2026-02-01T00:00:00Z")
+    mem.recall("Redis version", include_history=True)
+    mem.feedback(recall.id, True, used_ids=[it.id for it in recall.items[:1]])
+    monkeypatch.setattr(Ledger, "query", original)
+    assert len(seen) > 10, "the spy should see the hot paths' reads"
+    kind = mem.store.ledger.db.kind
+    scans = {}
+    for sql, params in seen.items():
+        if not sql.lstrip().upper().startswith("SELECT"):
+            continue
+        plan = mem.store.ledger.explain(sql, params)
+        bad = [line for line in plan if FULL_SCAN[kind].search(line.strip())]
+        if bad:
+            scans[sql] = bad
+    assert not scans, f"{kind}: full scans on a hot path: {scans}"
