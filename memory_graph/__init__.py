@@ -22,12 +22,13 @@ if TYPE_CHECKING:
     from memory_graph.graph import build_memory_graph
     from memory_graph.langgraph_store import MemoryStore
     from memory_graph.records import Recall, RecallItem
+    from memory_graph.retriever import MemoryRetriever
 
-__all__ = ["Memory", "MemoryStore", "Context", "Recall", "RecallItem", "build_memory_graph"]
+__all__ = ["Memory", "MemoryStore", "MemoryRetriever", "Context", "Recall", "RecallItem", "build_memory_graph"]
 __version__ = "0.1.0"
 
 _HOMES = {"Memory": "memory_graph.api", "Context": "memory_graph.config", "build_memory_graph": "memory_graph.graph",
-          "MemoryStore": "memory_graph.langgraph_store",
+          "MemoryStore": "memory_graph.langgraph_store", "MemoryRetriever": "memory_graph.retriever",
           "Recall": "memory_graph.records", "RecallItem": "memory_graph.records"}
 
 

@@ -9,6 +9,7 @@ Commands (every one takes ``--store PATH`` and ``--user ID``; defaults ``$MEMORY
     memory-graph inspect [ID]
     memory-graph forget ID [--hard]
     memory-graph reindex
+    memory-graph mcp [--http PORT]   (an MCP server; needs the ``mcp`` extra)
     memory-graph eval ...            (when the ``evals`` package provides a typer app)
 
 Expected errors (bad input files, unknown ids, invalid dates or budgets, a missing or broken store) print one
@@ -25,6 +26,7 @@ memory cannot clear the screen, recolour the terminal or reorder what is shown.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -752,6 +754,38 @@ def reindex(store: StoreOpt = DEFAULT_STORE, user: UserOpt = "default", chroma: 
         console.print(_safe(f"reindexed: {counts.get('indexed', 0)} records embedded, {counts.get('removed', 0)} "
                             f"removed; index now holds {held.get('memories', 0)} memories and "
                             f"{held.get('observations', 0)} observations"))
+
+
+# ---- mcp ----------------------------------------------------------------------------------------------
+
+
+@app.command(name="mcp")
+@guarded
+def mcp_server(
+    http: Annotated[int | None, typer.Option(
+        "--http", metavar="PORT", min=0, max=65535,
+        help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: a free port; the URL is "
+             "printed on stderr).")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    chroma: ChromaOpt = "",
+    user: UserOpt = "default",
+) -> None:
+    """Serve one user's memory to MCP clients (stdio; streamable HTTP on 127.0.0.1 with --http PORT).
+
+    Tools: remember, recall, feedback, inspect, history, forget; resource memory://recent. The user is the
+    server's --user (or MEMORY_GRAPH_USER): no tool can name another one. Creates a missing store.
+    """
+    try:
+        from memory_graph.mcp_server import serve
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        raise CliError("the MCP server needs the mcp package: pip install 'memory-graph[mcp]'") from None
+    with contextlib.redirect_stdout(sys.stderr):  # on stdio, stdout carries the protocol and nothing else
+        mem = _open(store, user, create=True, chroma_url=chroma)
+    with mem:
+        serve(mem, http_port=http, announce=lambda url: err_console.print(
+            _safe(f"memory-graph MCP server for user {user!r}: {url}"), soft_wrap=True))
 
 
 # ---- eval (mounted from the evals package when it is there) --------------------------------------------
