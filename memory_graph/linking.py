@@ -27,13 +27,13 @@ Invariants (property-tested in tests/test_link_invariants.py and tests/test_dete
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
 import snowballstemmer
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from wordfreq import zipf_frequency
 
 from memory_graph.config import Context
@@ -51,6 +51,15 @@ from memory_graph.tokens import count_tokens
 
 MULTI_VALUED = {"pets", "likes", "dislikes", "languages", "hobbies", "children", "friends", "siblings", "skills"}
 
+
+
+@functools.lru_cache(maxsize=1)
+def _english_stop_words() -> frozenset[str]:
+    """scikit-learn's English stop-word list (318 words), imported on first use: importing scikit-learn costs
+    about a second, which every CLI call that links nothing would pay (issue 13)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
 
 def normalise_value(value: str) -> str:
     """Lower-case value without articles and punctuation, for duplicate detection."""
@@ -115,7 +124,7 @@ def topic_frame(text: str) -> str:
     """The topic words of a statement: names, products, numbers (the values) and stop words removed
     (scikit-learn's English stop-word list), e.g. "We use Postgres for the billing database" -> "use billing database"."""
     masked = re.sub(r"\b[A-Z][\w.+#-]*|(?<![\w'-])[\w-]*\d[\w.-]*", " ", text)
-    words = [w for w in re.findall(r"[a-z][a-z'-]+", masked.lower()) if w not in ENGLISH_STOP_WORDS]
+    words = [w for w in re.findall(r"[a-z][a-z'-]+", masked.lower()) if w not in _english_stop_words()]
     return " ".join(words)
 
 
@@ -295,7 +304,7 @@ def _stemmer() -> Any:
 def _content_stems(text: str) -> set[str]:
     """Snowball (Porter 2) stems of the content words, short ones included ("smoking" and "smoke" share
     "smoke"; "AWS", "Go" and "C" count); empty for a value with no word (an emoji)."""
-    words = [w for w in re.findall(r"[a-z0-9+#]+", text.lower()) if w not in STOPWORDS and w not in ENGLISH_STOP_WORDS]
+    words = [w for w in re.findall(r"[a-z0-9+#]+", text.lower()) if w not in STOPWORDS and w not in _english_stop_words()]
     return set(_stemmer().stemWords(words))
 
 
@@ -304,7 +313,7 @@ def _names(text: str) -> set[str]:
     without "I" and stop words. Matching names on both sides, both capitalised, is what makes "Rex died" name
     the pet "dog named Rex" (a sentence-initial common word is rarely capitalised in a stored value)."""
     tokens = re.findall(r"(?<![\w'-])(?:[A-Z][\w.+#-]*|[\w-]*\d[\w.-]*)", text)
-    return {t.rstrip(".").lower() for t in tokens if t != "I" and t.rstrip(".").lower() not in ENGLISH_STOP_WORDS}
+    return {t.rstrip(".").lower() for t in tokens if t != "I" and t.rstrip(".").lower() not in _english_stop_words()}
 
 
 def _same_value(retracted: str, value: str) -> bool:
