@@ -6,9 +6,12 @@ Commands (every one takes ``--store PATH`` and ``--user ID``; defaults ``$MEMORY
     memory-graph ingest FILE [--speaker-map NAME=ROLE] [--batch-size N]
     memory-graph ask QUESTION [--as-of DATE] [--budget N] [--history] [--explain] [--model M] [--base-url URL]
     memory-graph chat [--thread ID] [--model M] [--base-url URL]
-    memory-graph inspect [ID]
+    memory-graph inspect [ID] [--html FILE]
+    memory-graph ui [--port N]
     memory-graph forget ID [--hard]
     memory-graph reindex
+    memory-graph export [--out FILE]
+    memory-graph import FILE [--user ID]
     memory-graph mcp [--http PORT]   (an MCP server; needs the ``mcp`` extra)
     memory-graph eval ...            (when the ``evals`` package provides a typer app)
 
@@ -721,11 +724,18 @@ def _print_forget(result: dict[str, Any]) -> None:
 @guarded
 def inspect(
     memory_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="A memory id; omit for a summary.")] = None,
+    html: Annotated[Path | None, typer.Option(
+        "--html", metavar="FILE", help="Write the user's inspector page (one self-contained HTML file) to FILE.")] = None,
     store: StoreOpt = DEFAULT_STORE,
     chroma: ChromaOpt = "",
     user: UserOpt = "default",
 ) -> None:
     """Summarise the namespace, or show one memory with its provenance, stats, events and history."""
+    if html is not None:
+        if memory_id is not None:
+            raise CliError("--html writes the page of the whole user; give no ID with it", 2)
+        _write_html(html, store, user, chroma)
+        return
     with _open(store, user, create=False, chroma_url=chroma) as mem:
         _print_inspect(mem, memory_id)
 
@@ -754,6 +764,122 @@ def reindex(store: StoreOpt = DEFAULT_STORE, user: UserOpt = "default", chroma: 
         console.print(_safe(f"reindexed: {counts.get('indexed', 0)} records embedded, {counts.get('removed', 0)} "
                             f"removed; index now holds {held.get('memories', 0)} memories and "
                             f"{held.get('observations', 0)} observations"))
+
+
+# ---- inspector page, export and import (issue 14) ------------------------------------------------------
+
+
+def _write_html(path: Path, store: str, user: str, chroma: str) -> None:
+    """``inspect --html FILE``: the user's inspector page (memory_graph.inspector), written whole or not at all."""
+    from memory_graph.inspector import build_page, render_html
+
+    if path.is_dir():
+        raise CliError(f"{path}: is a folder; --html takes a file name", 2)
+    with _open(store, user, create=False, chroma_url=chroma) as mem:
+        data = build_page(mem.store, user)
+    _write_atomically(path, render_html(data))
+    console.print(_safe(f"wrote {path}: {len(data['memories'])} memories, {len(data['recalls'])} recent recalls of "
+                        f"user {user!r}"))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder (a reader never sees half a file)."""
+    import tempfile
+
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise CliError(f"{path}: the folder {folder} does not exist", 2)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@app.command()
+@guarded
+def ui(
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0 = any free port).")] = 8765,
+    store: StoreOpt = DEFAULT_STORE,
+    chroma: ChromaOpt = "",
+    user: UserOpt = "default",
+) -> None:
+    """Serve the user's inspector page on http://127.0.0.1:PORT/ until Ctrl-C (the page of `inspect --html`)."""
+    from memory_graph.inspector import build_page, make_server, render_html
+
+    if not 0 <= port <= 65535:
+        raise CliError(f"--port must be 0 to 65535, got {port}", 2)
+    with _open(store, user, create=False, chroma_url=chroma) as mem:
+        try:
+            server = make_server(lambda: render_html(build_page(mem.store, user)), port)
+        except OSError as exc:
+            raise CliError(f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc})") from None
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        print(f"inspector of user {sanitize(user)!r} at {url} (Ctrl-C stops)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+
+
+@app.command()
+@guarded
+def export(
+    out: Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Write to FILE instead of stdout.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    chroma: ChromaOpt = "",
+    user: UserOpt = "default",
+) -> None:
+    """Export everything held about one user as JSON Lines: a header, then observations, memories, links, events,
+    ledger statistics, recalls and feedback (what memory-graph holds about them)."""
+    from memory_graph.transfer import export_lines
+
+    if out is not None and out.is_dir():
+        raise CliError(f"{out}: is a folder; --out takes a file name", 2)
+    with _open(store, user, create=False, chroma_url=chroma) as mem:
+        lines = list(export_lines(mem.store, user))
+    header = json.loads(lines[0])
+    if out is None:
+        sys.stdout.write("".join(lines))
+        sys.stdout.flush()
+    else:
+        _write_atomically(out, "".join(lines))
+    counts = header["counts"]
+    err_console.print(_safe(f"exported user {user!r}: {counts['observation']} observations, {counts['memory']} memories, "
+                            f"{counts['link']} links, {counts['stats']} statistics, {counts['recall']} recalls"
+                            + (f" to {out}" if out is not None else "")))
+
+
+@app.command(name="import")
+@guarded
+def import_(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A file written by `memory-graph export`.")],
+    store: StoreOpt = DEFAULT_STORE,
+    chroma: ChromaOpt = "",
+    user: Annotated[str | None, typer.Option(
+        "--user", help="Import as this user (default: the user named in the file).")] = None,
+) -> None:
+    """Import an export into a store (creating it): all or nothing, ids kept, importing twice changes nothing; the
+    text is embedded again into the store's vector index."""
+    from memory_graph.transfer import check_user, import_parsed, read_export
+
+    header, records = read_export(file)  # the whole file is checked before the store is opened
+    target = check_user(user if user is not None else header.user)
+    with _open(store, target, create=True, chroma_url=chroma) as mem:
+        summary = import_parsed(mem.store, header, records, target)
+    added, same = summary["added"], summary["unchanged"]
+    console.print(_safe(f"imported into user {target!r}: added {added['observation']} observations, "
+                        f"{added['memory']} memories, {added['link']} links, {added['stats']} statistics, "
+                        f"{added['recall']} recalls; {sum(same.values())} records were already there; "
+                        f"{summary['indexed']} embedded"))
+
+
+# ---- eval (mounted from the evals package when it is there) --------------------------------------------
 
 
 # ---- mcp ----------------------------------------------------------------------------------------------

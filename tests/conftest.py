@@ -56,3 +56,24 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str,
         return str(tmp_path / "store"), {}
     running = request.getfixturevalue("servers")
     return running.new_database(), {"chroma_url": running.chroma_url}
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, headless, driven by Playwright (``tests/browser.py``) for the session; skipped with the
+    reason when either is missing, failed instead under ``MEMORY_GRAPH_REQUIRE_SERVERS=1`` (CI)."""
+    from browser import chromium_path, missing
+
+    why = missing()
+    if why:
+        if os.environ.get("MEMORY_GRAPH_REQUIRE_SERVERS") == "1":
+            pytest.fail(f"MEMORY_GRAPH_REQUIRE_SERVERS=1 but the inspector cannot be tested in a browser: {why}")
+        pytest.skip(f"inspector not tested in a browser: {why}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=chromium_path(), headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()

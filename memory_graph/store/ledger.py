@@ -23,7 +23,7 @@ from memory_graph.store.sql import (
     postgres_schema,
     redact_url,
 )
-from memory_graph.store.tx import Tx, new_id, now_iso
+from memory_graph.store.tx import PORTABLE, Tx, new_id, now_iso
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS observations (
@@ -456,6 +456,19 @@ class Ledger:
     def namespaces(self) -> list[str]:
         """Every namespace (user id) that has observations."""
         return [r["namespace"] for r in self.query("SELECT DISTINCT namespace FROM observations ORDER BY namespace")]
+
+    def namespace_rows(self, kind: str, namespace: str) -> list[Row]:
+        """Every row of record ``kind`` (see ``tx.PORTABLE``: observation, memory, provenance, link, event, stats,
+        schema_vote, recall, feedback, item) of ``namespace``, with the portable columns only, in insertion order.
+        O(namespace): for export and the inspector, never on a hot path.
+
+        Raises:
+            ValueError: an unknown ``kind``.
+        """
+        if kind not in PORTABLE:
+            raise ValueError(f"unknown record kind {kind!r}")
+        table, columns, order = PORTABLE[kind]
+        return self.query(f"SELECT {', '.join(columns)} FROM {table} WHERE namespace=? ORDER BY {order}", (namespace,))
 
     def meta(self, key: str) -> str | None:
         """A value of the ledger's ``meta`` table (None when unset)."""

@@ -33,6 +33,31 @@ ID_TOKENS = 7
 """o200k tokens every id costs in a context line (`` [m:ID] ``); ids are drawn until one does."""
 
 
+PORTABLE: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "observation": ("observations", ("id", "text", "speaker", "source", "time", "session_id", "ref", "created_at",
+                                     "processed", "withheld"), "rowid"),
+    "memory": ("memories", ("id", "text", "kind", "subject", "attribute", "value", "scope", "source", "valid_from",
+                            "valid_to", "status", "retention", "confidence", "polarity", "multi", "frame", "tokens",
+                            "created_at", "updated_at"), "rowid"),
+    "provenance": ("provenance", ("memory_id", "observation_id", "ref"), "memory_id, observation_id"),
+    "link": ("links", ("id", "src_id", "dst_id", "type", "reason", "created_at"), "created_at, rowid"),
+    "event": ("events", ("memory_id", "type", "detail", "created_at"), "id"),
+    "stats": ("stats", ("memory_id", "task_class", "shown", "credited", "blamed", "unrewarded"), "memory_id, task_class"),
+    "schema_vote": ("schema_votes", ("attribute", "replacements", "coexist"), "attribute"),
+    "recall": ("recalls", ("id", "query", "as_of", "task", "budget", "candidates", "chosen", "created_at", "outcome"),
+               "created_at, id"),
+    "feedback": ("feedback", ("id", "recall_id", "success", "used_ids", "origin", "created_at"), "created_at, id"),
+    "item": ("items", ("path", "key", "value", "observation_id", "created_at", "updated_at"), "path, key"),
+}
+"""What one namespace holds, table by table, for export and import (``memory_graph.transfer``): record kind ->
+``(table, columns, order)``. The columns are the ledger's own, without ``namespace`` and the index bookkeeping
+(``indexed``); ``order`` keeps insertion order where reads depend on it (chains are read by ``created_at, rowid``).
+Kinds whose rows have an ``id`` of their own keep it on import (``GLOBAL_IDS``)."""
+
+GLOBAL_IDS = ("observation", "memory", "link", "recall", "feedback")
+"""Kinds whose ``id`` is unique in the whole store (all namespaces), not only in one namespace."""
+
+
 def now_iso() -> str:
     """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -286,6 +311,48 @@ class Tx:
 
     def delete_item(self, path: str, key: str) -> None:
         self._cur.execute("DELETE FROM items WHERE path=? AND key=?", (path, key))
+
+    # ---- import (memory_graph.transfer) ----------------------------------------------------------------------
+
+    def ids_in_other_namespaces(self, kind: str, ns: str, ids: Sequence[str]) -> list[str]:
+        """The ``ids`` of ``kind`` (one of ``GLOBAL_IDS``) that rows of another namespace than ``ns`` already use."""
+        if kind not in GLOBAL_IDS:
+            raise ValueError(f"no store-wide ids for {kind!r}")
+        table = PORTABLE[kind][0]
+        unique = sorted(set(ids))
+        found: list[str] = []
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            found += [r["id"] for r in self._cur.execute(
+                f"SELECT id FROM {table} WHERE namespace != ? AND id IN ({_marks(len(chunk))})", (ns, *chunk)).fetchall()]
+        return sorted(found)
+
+    def import_rows(self, kind: str, ns: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Insert ``rows`` of ``kind`` (see ``PORTABLE``; every column given, JSON columns as text) into namespace
+        ``ns``, keeping their ids. A row whose key is already there is left as it is (an import never overwrites:
+        importing twice changes nothing). Returns the rows inserted. Imported memories and observations are
+        unindexed (``indexed = 0``) until ``Store.index_memories`` / ``index_observations`` embed them.
+
+        Raises:
+            ValueError: ``kind`` is not one of ``PORTABLE`` or a row lacks a column.
+        """
+        if kind not in PORTABLE:
+            raise ValueError(f"unknown record kind {kind!r}")
+        table, columns, _ = PORTABLE[kind]
+        if kind == "event":  # no id of its own: an event is there when one of the same memory, type, detail and time is
+            added = []
+            for row in rows:
+                values = tuple(row[c] for c in columns)
+                if self._cur.execute("SELECT 1 FROM events WHERE namespace=? AND COALESCE(memory_id, '')=? AND type=? "
+                                     "AND detail=? AND created_at=? LIMIT 1",
+                                     (ns, values[0] or "", *values[1:])).fetchone() is None:
+                    self._cur.execute("INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
+                                      (ns, *values))
+                    added.append(row)
+            return added
+        sql = (f"INSERT OR IGNORE INTO {table}(namespace, {', '.join(columns)}) "
+               f"VALUES ({_marks(len(columns) + 1)})")
+        return [row for row in rows if self._cur.execute(sql, (ns, *(row[c] for c in columns))).rowcount]
 
     # ---- hard delete jobs -----------------------------------------------------------------------------------
 

@@ -1,0 +1,508 @@
+"""Export one user's memory as JSON Lines, and import such a file into another store.
+
+The file (format ``memory-graph-export``, version :data:`FORMAT_VERSION`) is one JSON object per line:
+
+1. a header: ``{"type": "header", "format": "memory-graph-export", "format_version": 1, "schema_version": N,
+   "user": ID, "exported_at": TIME, "counts": {kind: n}}`` (``schema_version``: the ledger's ``MIGRATIONS`` count);
+2. then, in this order, every record of the user: ``observation`` (the messages as they arrived), ``memory`` (with
+   its ``provenance``: ``[{observation_id, ref}]``), ``link`` (``relation``: supersedes, retracts, contests,
+   redacts, with its reason), ``event`` (a memory's state history: formed, status and retention changes, credit),
+   ``stats`` (the ledger statistics per memory and task class: shown, credited, blamed, unrewarded; task class
+   ``""`` = overall), ``schema_vote``, ``recall`` (query, budget, every candidate with why it was chosen or dropped),
+   ``feedback`` and ``item`` (values put through the LangGraph ``BaseStore``; ``namespace`` without the user).
+
+Times are ISO-8601 UTC (``YYYY-MM-DDTHH:MM:SSZ``); ids are kept, so an import preserves them and importing twice
+changes nothing. Nothing of another user is ever read (every ledger read filters by the namespace), and what a hard
+delete erased is not in the ledger any more, so it is not exported. Vectors are not exported: an import embeds the
+text again with the target store's embedder.
+
+Errors are the project's (``memory_graph.errors``): a malformed line, a record that does not fit the format, or a
+file written by a newer memory-graph (newer format or schema) is an ``InvalidInputError`` naming the line, and
+nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from memory_graph.config import MAX_USER_CHARS
+from memory_graph.errors import InvalidInputError
+from memory_graph.records import Kind, Retention, Status
+from memory_graph.store import Store
+from memory_graph.store.ledger import SCHEMA_VERSION
+from memory_graph.store.tx import now_iso
+
+FORMAT = "memory-graph-export"
+FORMAT_VERSION = 1
+"""Version of the file format this module writes and the newest it reads."""
+
+KINDS = ("observation", "memory", "link", "event", "stats", "schema_vote", "recall", "feedback", "item")
+"""Record kinds in the order they are written (and imported: what a record refers to comes before it)."""
+
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_ID = re.compile(r"[\x21-\x7e]{1,64}")
+
+
+def _text(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("contains a NUL byte")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("is not valid Unicode (a lone surrogate)") from None
+    return value
+
+
+def _time(value: str) -> str:
+    _text(value)
+    if not _TIME.fullmatch(value):
+        raise ValueError(f"{value[:40]!r} is not a UTC time written YYYY-MM-DDTHH:MM:SSZ")
+    datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")  # a real date (not 2025-02-30)
+    return value
+
+
+def _id(value: str) -> str:
+    if not _ID.fullmatch(value):
+        raise ValueError(f"{value[:80]!r} is not an id (1 to 64 printable ASCII characters, no spaces)")
+    return value
+
+
+def _user(value: str) -> str:
+    _text(value)
+    if not value.strip() or len(value) > MAX_USER_CHARS:
+        raise ValueError(f"must be a non-empty user id of at most {MAX_USER_CHARS} characters")
+    return value
+
+
+def check_user(value: Any) -> str:
+    """``value`` as a user id (namespace), else ``InvalidInputError``."""
+    try:
+        return _user(value if isinstance(value, str) else "")
+    except ValueError as exc:
+        raise InvalidInputError(f"user {exc}") from None
+
+
+Text = Annotated[str, AfterValidator(_text)]
+Time = Annotated[str, AfterValidator(_time)]
+Id = Annotated[str, AfterValidator(_id)]
+User = Annotated[str, AfterValidator(_user)]
+Count = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Header(_Record):
+    type: Literal["header"]
+    format: str
+    format_version: int
+    schema_version: int
+    user: User
+    exported_at: Time
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
+class Source(_Record):
+    observation_id: Id
+    ref: Text | None = None
+
+
+class ObservationRecord(_Record):
+    type: Literal["observation"]
+    id: Id
+    text: Text
+    speaker: Text
+    source: Text
+    time: Time
+    session_id: Text | None = None
+    ref: Text | None = None
+    created_at: Time
+    processed: bool = True
+    withheld: bool = False
+
+
+class MemoryRecordOut(_Record):
+    type: Literal["memory"]
+    id: Id
+    text: Text
+    kind: Kind
+    subject: Text
+    attribute: Text
+    value: Text
+    scope: Text = ""
+    source: Text
+    valid_from: Time
+    valid_to: Time | None = None
+    status: Status
+    retention: Retention = "active"
+    confidence: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    polarity: Annotated[int, Field(ge=-1, le=1)] = 1
+    multi: bool = False
+    frame: Text = ""
+    tokens: Annotated[int, Field(ge=0)]
+    created_at: Time
+    updated_at: Time
+    provenance: list[Source] = Field(default_factory=list)
+
+
+class LinkRecord(_Record):
+    type: Literal["link"]
+    id: Id
+    src_id: Id
+    dst_id: Id
+    relation: Text
+    reason: Text
+    created_at: Time
+
+
+class EventRecord(_Record):
+    type: Literal["event"]
+    memory_id: Id | None = None
+    event: Text
+    detail: Any = None
+    created_at: Time
+
+
+class StatsRecord(_Record):
+    type: Literal["stats"]
+    memory_id: Id
+    task_class: Text = ""
+    shown: Count = 0
+    credited: Count = 0
+    blamed: Count = 0
+    unrewarded: Count = 0
+
+
+class SchemaVoteRecord(_Record):
+    type: Literal["schema_vote"]
+    attribute: Text
+    replacements: Annotated[int, Field(ge=0)] = 0
+    coexist: Annotated[int, Field(ge=0)] = 0
+
+
+class RecallRecord(_Record):
+    type: Literal["recall"]
+    id: Id
+    query: Text
+    as_of: Time | None = None
+    task: Text | None = None
+    budget: Annotated[int, Field(ge=1)]
+    candidates: list[dict[str, Any]] = Field(default_factory=list)
+    chosen: list[Id] = Field(default_factory=list)
+    created_at: Time
+    outcome: Literal["success", "failure"] | None = None
+
+
+class FeedbackRecord(_Record):
+    type: Literal["feedback"]
+    id: Id
+    recall_id: Id
+    success: bool
+    used_ids: list[Id] = Field(default_factory=list)
+    origin: Text
+    created_at: Time
+
+
+class ItemRecord(_Record):
+    type: Literal["item"]
+    namespace: list[Text] = Field(default_factory=list)
+    key: Text
+    value: dict[str, Any]
+    observation_id: Id | None = None
+    created_at: Time
+    updated_at: Time
+
+
+RECORD_MODELS: dict[str, type[_Record]] = {
+    "observation": ObservationRecord, "memory": MemoryRecordOut, "link": LinkRecord, "event": EventRecord,
+    "stats": StatsRecord, "schema_vote": SchemaVoteRecord, "recall": RecallRecord, "feedback": FeedbackRecord,
+    "item": ItemRecord,
+}
+
+
+# ---- export ---------------------------------------------------------------------------------------------
+
+
+def _json(text: str | None, default: Any) -> Any:
+    if text is None:
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def export_user(store: Store, user: str) -> Iterator[dict[str, Any]]:
+    """Every record of namespace ``user`` in ``store``, header first (shapes: the module docstring).
+
+    The ledger is read kind by kind (each read filters by ``user``; O(namespace)). A user with no data gives the
+    header alone (its ``counts`` are zero).
+
+    Raises:
+        InvalidInputError: ``user`` is not a valid user id.
+    """
+    check_user(user)
+    led = store.ledger
+    rows = {kind: list(led.namespace_rows(kind, user)) for kind in
+            ("observation", "memory", "provenance", "link", "event", "stats", "schema_vote", "recall", "feedback", "item")}
+    # bookkeeping left behind by a hard delete (the statistics of an erased raw message) names no record: left out
+    known = {r["id"] for r in rows["observation"]} | {r["id"] for r in rows["memory"]}
+    rows["stats"] = [r for r in rows["stats"] if r["memory_id"] in known]
+    rows["event"] = [r for r in rows["event"] if r["memory_id"] is None or r["memory_id"] in known]
+    recalls = {r["id"] for r in rows["recall"]}
+    rows["feedback"] = [r for r in rows["feedback"] if r["recall_id"] in recalls]
+    sources: dict[str, list[dict[str, Any]]] = {}
+    for r in rows["provenance"]:
+        if r["observation_id"] in known:
+            sources.setdefault(r["memory_id"], []).append({"observation_id": r["observation_id"], "ref": r["ref"]})
+    counts = {kind: len(rows[kind]) for kind in KINDS}
+    yield {"type": "header", "format": FORMAT, "format_version": FORMAT_VERSION, "schema_version": SCHEMA_VERSION,
+           "user": user, "exported_at": now_iso(), "counts": counts}
+    for r in rows["observation"]:
+        yield {"type": "observation", **dict(r), "processed": bool(r["processed"]), "withheld": bool(r["withheld"])}
+    for r in rows["memory"]:
+        yield {"type": "memory", **dict(r), "multi": bool(r["multi"]), "provenance": sources.get(r["id"], [])}
+    for r in rows["link"]:
+        yield {"type": "link", "id": r["id"], "src_id": r["src_id"], "dst_id": r["dst_id"], "relation": r["type"],
+               "reason": r["reason"], "created_at": r["created_at"]}
+    for r in rows["event"]:
+        yield {"type": "event", "memory_id": r["memory_id"], "event": r["type"], "detail": _json(r["detail"], {}),
+               "created_at": r["created_at"]}
+    for r in rows["stats"]:
+        yield {"type": "stats", **dict(r)}
+    for r in rows["schema_vote"]:
+        yield {"type": "schema_vote", **dict(r)}
+    for r in rows["recall"]:
+        yield {"type": "recall", **dict(r), "candidates": _json(r["candidates"], []), "chosen": _json(r["chosen"], [])}
+    for r in rows["feedback"]:
+        yield {"type": "feedback", **dict(r), "success": bool(r["success"]), "used_ids": _json(r["used_ids"], [])}
+    for r in rows["item"]:
+        path = _json(r["path"], [])
+        yield {"type": "item", "namespace": list(path[1:]) if isinstance(path, list) else [], "key": r["key"],
+               "value": _json(r["value"], {}), "observation_id": r["observation_id"], "created_at": r["created_at"],
+               "updated_at": r["updated_at"]}
+
+
+def export_lines(store: Store, user: str) -> Iterator[str]:
+    """:func:`export_user` as JSON lines (ASCII-only JSON, so control and bidi characters in stored text are
+    escaped and cannot reach a terminal), each ending with a newline."""
+    for record in export_user(store, user):
+        yield json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
+
+
+# ---- reading and validating a file ------------------------------------------------------------------------
+
+
+def _describe(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()) if p != "function-after")
+    message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+
+
+def check_header(record: Any, line: int = 1) -> Header:
+    """``record`` as the export header.
+
+    Raises:
+        InvalidInputError: not a header of this format, or written by a newer memory-graph (a newer
+            ``format_version`` or ``schema_version``; the message says to upgrade).
+    """
+    if not isinstance(record, dict) or record.get("type") != "header":
+        raise InvalidInputError(f"line {line}: the first line must be the export header "
+                                f'({{"type": "header", "format": "{FORMAT}", ...}})')
+    try:
+        header = Header.model_validate(record)
+    except ValidationError as exc:
+        raise InvalidInputError(f"line {line}: header {_describe(exc)}") from None
+    if header.format != FORMAT:
+        raise InvalidInputError(f"line {line}: not a memory-graph export (format {header.format[:60]!r})")
+    if header.format_version > FORMAT_VERSION or header.format_version < 1:
+        raise InvalidInputError(f"line {line}: export format version {header.format_version} is not supported: this "
+                                f"memory-graph reads versions 1 to {FORMAT_VERSION}; upgrade memory-graph to import it")
+    if header.schema_version > SCHEMA_VERSION:
+        raise InvalidInputError(f"line {line}: the export was written by a newer memory-graph (schema version "
+                                f"{header.schema_version}, this one has {SCHEMA_VERSION}); upgrade memory-graph to import it")
+    return header
+
+
+def validate_records(numbered: Iterable[tuple[int, Any]]) -> tuple[Header, list[_Record]]:
+    """Check a whole export (``(line number, parsed JSON)`` pairs, header first): every record's shape, and that
+    what records refer to is in the file (a memory's sources, a statistic's or event's memory, a feedback's
+    recall). Pure; nothing is written.
+
+    Raises:
+        InvalidInputError: ``line N: ...`` for the first record that does not fit; or an empty export.
+    """
+    it = iter(numbered)
+    first = next(it, None)
+    if first is None:
+        raise InvalidInputError("the export is empty (no header line)")
+    header = check_header(first[1], first[0])
+    records: list[_Record] = []
+    lines: list[int] = []
+    for line, raw in it:
+        if not isinstance(raw, dict):
+            raise InvalidInputError(f"line {line}: expected a JSON object, got {type(raw).__name__}")
+        model = RECORD_MODELS.get(raw.get("type"))  # type: ignore[arg-type]
+        if model is None:
+            kind = raw.get("type")
+            raise InvalidInputError(f"line {line}: unknown record type {str(kind)[:40]!r}" if kind is not None
+                                    else f"line {line}: a record needs a 'type'")
+        try:
+            records.append(model.model_validate(raw))
+        except ValidationError as exc:
+            raise InvalidInputError(f"line {line}: {raw['type']} {_describe(exc)}") from None
+        lines.append(line)
+    observations = {r.id for r in records if isinstance(r, ObservationRecord)}
+    memories = {r.id for r in records if isinstance(r, MemoryRecordOut)}
+    recalls = {r.id for r in records if isinstance(r, RecallRecord)}
+    for line, r in zip(lines, records, strict=True):
+        missing = None
+        if isinstance(r, MemoryRecordOut):
+            missing = next((s.observation_id for s in r.provenance if s.observation_id not in observations), None)
+        elif isinstance(r, (StatsRecord, EventRecord)) and r.memory_id is not None \
+                and r.memory_id not in memories and r.memory_id not in observations:  # a raw message shown too
+            missing = r.memory_id
+        elif isinstance(r, FeedbackRecord) and r.recall_id not in recalls:
+            missing = r.recall_id
+        if missing is not None:
+            kind = r.model_dump(include={"type"})["type"]
+            raise InvalidInputError(f"line {line}: {kind} refers to {missing!r}, which is not in the export")
+    return header, records
+
+
+def parse_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed JSON)`` of each non-blank line (numbered from 1).
+
+    Raises:
+        InvalidInputError: ``line N: malformed JSON (...)``.
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except ValueError as exc:
+            detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise InvalidInputError(f"line {number}: malformed JSON ({detail})") from None
+
+
+def read_export(path: str | Path) -> tuple[Header, list[_Record]]:
+    """Read and validate the export file ``path`` (UTF-8 JSON lines); nothing is written.
+
+    Raises:
+        InvalidInputError: ``PATH:N: ...`` naming the first bad line, a file that is not UTF-8 text or not there.
+    """
+    file = Path(path)
+    try:
+        text = file.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise InvalidInputError(f"{file}: no such file") from None
+    except IsADirectoryError:
+        raise InvalidInputError(f"{file}: is a folder, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise InvalidInputError(f"{file}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        return validate_records(parse_lines(text.splitlines()))
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{file}:{str(exc).removeprefix('line ')}") from None
+
+
+# ---- import -----------------------------------------------------------------------------------------------
+
+
+def _row(record: _Record, user: str) -> tuple[str, dict[str, Any]]:
+    """The ledger row (``tx.PORTABLE`` columns, JSON columns as text) of a validated record, for namespace ``user``."""
+    data = record.model_dump()
+    kind = data.pop("type")
+    if kind == "observation":
+        data["processed"], data["withheld"] = int(data["processed"]), int(data["withheld"])
+    elif kind == "memory":
+        data.pop("provenance")
+        data["multi"] = int(data["multi"])
+    elif kind == "link":
+        data["type"] = data.pop("relation")
+    elif kind == "event":
+        data = {"memory_id": data["memory_id"], "type": data["event"], "detail": json.dumps(data["detail"], default=str),
+                "created_at": data["created_at"]}
+    elif kind == "recall":
+        data["candidates"], data["chosen"] = json.dumps(data["candidates"]), json.dumps(data["chosen"])
+    elif kind == "feedback":
+        data["success"], data["used_ids"] = int(data["success"]), json.dumps(sorted(data["used_ids"]))
+    elif kind == "item":
+        data = {"path": json.dumps([user, *data["namespace"]], ensure_ascii=False), "key": data["key"],
+                "value": json.dumps(data["value"], ensure_ascii=False), "observation_id": data["observation_id"],
+                "created_at": data["created_at"], "updated_at": data["updated_at"]}
+    return kind, data
+
+
+def import_records(store: Store, records: Iterable[Any], user: str | None = None) -> dict[str, Any]:
+    """Import an export into ``store``: ``records`` are the parsed lines, header first (dicts as
+    :func:`export_user` yields them; line ``N`` of an error message is the record's position from 1), into
+    namespace ``user`` (default: the header's user).
+
+    All or nothing: every record is validated first, then everything is written in one transaction. Ids are kept;
+    a record already in the store (the same id, or for statistics, votes and events the same key) is left as it
+    is, so importing twice changes nothing. Then the text of what was added is embedded into the target's vector
+    index (with the target's embedder; if that fails, what the ledger committed stays and the next open indexes it).
+
+    Returns: ``{"user", "added": {kind: n}, "unchanged": {kind: n}, "indexed": n}``.
+
+    Raises:
+        InvalidInputError: a malformed record (``line N: ...``), a newer format or schema, an invalid ``user``, or
+            an id that another user of the target store already has (ids are kept, so one user's export cannot be
+            imported into the same store under a second name). Nothing is written then.
+        StoreError, StoreBusyError: the target store fails or is busy.
+    """
+    header, parsed = validate_records(enumerate(records, start=1))
+    return import_parsed(store, header, parsed, user)
+
+
+def import_file(store: Store, path: str | Path, user: str | None = None) -> dict[str, Any]:
+    """:func:`import_records` of the export file ``path`` (error messages name ``PATH:LINE``)."""
+    header, parsed = read_export(path)
+    return import_parsed(store, header, parsed, user)
+
+
+def import_parsed(store: Store, header: Header, records: list[_Record], user: str | None = None) -> dict[str, Any]:
+    """:func:`import_records` of what :func:`read_export` or :func:`validate_records` returned (same result and
+    errors)."""
+    target = check_user(header.user if user is None else user)
+    by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in (*KINDS, "provenance")}
+    for record in records:
+        kind, row = _row(record, target)
+        by_kind[kind].append(row)
+        if isinstance(record, MemoryRecordOut):
+            by_kind["provenance"] += [{"memory_id": record.id, "observation_id": s.observation_id, "ref": s.ref}
+                                      for s in record.provenance]
+    added: dict[str, int] = {}
+    with store.write() as tx:
+        for kind in ("observation", "memory", "link", "recall", "feedback"):
+            taken = tx.ids_in_other_namespaces(kind, target, [r["id"] for r in by_kind[kind]])
+            if taken:
+                raise InvalidInputError(f"{kind} id {taken[0]!r} (and {len(taken) - 1} more) already belongs to another "
+                                        f"user of the target store; ids are kept on import, so import into another store")
+        new_obs = [r["id"] for r in tx.import_rows("observation", target, by_kind["observation"])]
+        new_mem = [r["id"] for r in tx.import_rows("memory", target, by_kind["memory"])]
+        added["observation"], added["memory"] = len(new_obs), len(new_mem)
+        tx.import_rows("provenance", target, by_kind["provenance"])
+        for kind in KINDS[2:]:
+            added[kind] = len(tx.import_rows(kind, target, by_kind[kind]))
+    skipped = 0
+    for start in range(0, len(new_obs), 256):
+        skipped += store.index_observations(new_obs[start : start + 256])
+    for start in range(0, len(new_mem), 256):
+        skipped += store.index_memories(new_mem[start : start + 256])
+    return {"user": target, "added": {k: added[k] for k in KINDS},
+            "unchanged": {k: len(by_kind[k]) - added[k] for k in KINDS},
+            "indexed": len(new_obs) + len(new_mem) - skipped}

@@ -1,0 +1,261 @@
+"""Export and import of one user's memory (issue 14): ``memory_graph.transfer`` and ``memory-graph export|import``.
+
+Round trips embedded -> embedded and embedded -> server -> embedded (``store_location``) keep every record (ids
+included), the current value recall gives and the chain history shows; an import is idempotent and all or nothing;
+a newer schema or format is refused; a malformed line is named and nothing is written; another user's data and
+what a hard delete erased are never exported. Every store uses the fake embedder (``tests/fakes.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import StemBagEmbedder
+
+from memory_graph import Memory
+from memory_graph.errors import InvalidInputError
+from memory_graph.store.ledger import SCHEMA_VERSION
+from memory_graph.store.tx import Tx
+from memory_graph.transfer import (
+    FORMAT_VERSION,
+    KINDS,
+    export_lines,
+    export_user,
+    import_file,
+    import_records,
+    parse_lines,
+    validate_records,
+)
+
+PIN = "alpha247514q9"
+
+
+def _open(location: str | Path, user: str = "alice", **options: Any) -> Memory:
+    mem = Memory(location, user_id=user, **options)
+    mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+    return mem
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """alice: Lisbon -> Porto -> Berlin, a note, a credited recall, a forgotten (hard) locker code; bob: his own."""
+    path = tmp_path_factory.mktemp("export") / "source"
+    with _open(path) as mem:
+        mem.observe("I live in Lisbon.", time="2024-01-05T10:00:00", ref="msg-1")
+        mem.observe("I moved to Porto.", time="2024-06-02T09:00:00", ref="msg-2")
+        head = mem.observe("We moved to Berlin.", time="2025-02-01T09:00:00", ref="msg-3", session_id="s2")[0]["id"]
+        mem.observe("My favourite colour is green.", time="2025-02-03T09:00:00", ref="msg-4")
+        locker = mem.observe(f"My locker code is {PIN}.", time="2025-02-04T09:00:00", ref="msg-5")[0]["id"]
+        mem.forget(locker, hard=True)
+        recall = mem.recall("Where do I live?")
+        assert _held_locations(recall) == [(head, "Berlin")]
+        mem.feedback(recall.id, success=True, used_ids=[head])
+        with Memory(store=mem.store, user_id="bob") as bob:
+            bob.observe("My bank pin is bobsecret9931.", time="2024-02-01T10:00:00")
+            bob_ids = [r["id"] for r in bob.inspect()["recent"]]
+        chain = mem.history(head)
+        assert [c["value"] for c in chain] == ["Lisbon", "Porto", "Berlin"]
+        records = list(export_user(mem.store, "alice"))
+    yield {"path": path, "records": records, "head": head, "chain": chain, "bob_ids": bob_ids, "erased": locker}
+
+
+def _body(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An export without the header (whose ``exported_at`` differs between two exports)."""
+    assert records[0]["type"] == "header"
+    return records[1:]
+
+
+def _held_locations(recall: Any) -> list[tuple[str, str]]:
+    """``(id, value)`` of the recalled locations held now (a replaced one shown as current would be here too)."""
+    return [(it.id, it.value) for it in recall.items if it.attribute == "location" and it.status == "current"]
+
+
+def _check_target(mem: Memory, source: dict[str, Any]) -> None:
+    assert _held_locations(mem.recall("Where do I live?")) == [(source["head"], "Berlin")]
+    assert mem.history(source["chain"][0]["id"]) == source["chain"]
+    assert mem.inspect(source["head"])["stats"]["overall"]["credited"] == 1
+
+
+def test_the_export_holds_one_user_in_the_documented_order(source: dict[str, Any]) -> None:
+    records = source["records"]
+    header = records[0]
+    assert header["format"] == "memory-graph-export" and header["format_version"] == FORMAT_VERSION
+    assert header["schema_version"] == SCHEMA_VERSION and header["user"] == "alice"
+    kinds = [r["type"] for r in records[1:]]
+    assert kinds == sorted(kinds, key=KINDS.index)  # observations, memories, links, ..., in that order
+    assert header["counts"] == {k: kinds.count(k) for k in KINDS}
+    assert header["counts"]["memory"] >= 4 and header["counts"]["link"] >= 2 and header["counts"]["stats"] >= 1
+    memories = {r["id"]: r for r in records if r["type"] == "memory"}
+    assert memories[source["head"]]["provenance"][0]["ref"] == "msg-3"
+    assert {r["relation"] for r in records if r["type"] == "link"} >= {"supersedes"}
+    assert validate_records(enumerate(records, start=1))[0].user == "alice"  # an export always validates
+
+
+def test_another_users_data_is_never_exported(source: dict[str, Any]) -> None:
+    text = "".join(json.dumps(r) for r in source["records"])
+    assert "bobsecret9931" not in text and "bob" not in text
+    assert source["bob_ids"] and not any(i in text for i in source["bob_ids"])
+
+
+def test_hard_forgotten_memories_are_never_exported(source: dict[str, Any]) -> None:
+    text = "".join(json.dumps(r) for r in source["records"])
+    assert PIN not in text and "locker" not in text and source["erased"] not in text
+
+
+def test_round_trip_through_each_backend(source: dict[str, Any], store_location: tuple[str, dict[str, str]],
+                                         tmp_path: Path) -> None:
+    location, options = store_location
+    with _open(location, **options) as middle:
+        summary = import_records(middle.store, source["records"])
+        assert summary["added"]["memory"] == source["records"][0]["counts"]["memory"]
+        assert summary["indexed"] == summary["added"]["memory"] + summary["added"]["observation"]
+        again = list(export_user(middle.store, "alice"))
+        assert _body(again) == _body(source["records"])  # every record, ids and times as they were
+        _check_target(middle, source)
+    with _open(tmp_path / "back") as back:
+        import_records(back.store, again)
+        _check_target(back, source)
+
+
+def test_importing_twice_changes_nothing(source: dict[str, Any], tmp_path: Path) -> None:
+    file = tmp_path / "alice.jsonl"
+    with _open(source["path"]) as mem:
+        file.write_text("".join(export_lines(mem.store, "alice")), encoding="utf-8")
+    with _open(tmp_path / "target") as target:
+        first = import_file(target.store, file)
+        before = list(export_user(target.store, "alice"))
+        second = import_file(target.store, file)
+        assert sum(second["added"].values()) == 0 and second["indexed"] == 0
+        assert second["unchanged"] == {k: first["added"][k] + first["unchanged"][k] for k in KINDS}
+        assert _body(list(export_user(target.store, "alice"))) == _body(before)
+        assert target.store.index_counts()["memories"] == first["added"]["memory"]
+
+
+def test_import_as_another_user(source: dict[str, Any], tmp_path: Path) -> None:
+    with _open(tmp_path / "target", user="carol") as carol:
+        import_records(carol.store, source["records"], user="carol")
+        assert [v for _, v in _held_locations(carol.recall("Where do I live?"))] == ["Berlin"]
+        assert not list(export_user(carol.store, "alice"))[1:]
+        # ids are kept, so the same records cannot belong to a second user of one store
+        with pytest.raises(InvalidInputError, match="another user"):
+            import_records(carol.store, source["records"], user="dave")
+        assert list(export_user(carol.store, "dave"))[1:] == []
+
+
+def _header(**changes: Any) -> dict[str, Any]:
+    return {"type": "header", "format": "memory-graph-export", "format_version": FORMAT_VERSION,
+            "schema_version": SCHEMA_VERSION, "user": "alice", "exported_at": "2025-01-01T00:00:00Z", **changes}
+
+
+def _nothing_written(location: Path) -> None:
+    with _open(location) as mem:
+        assert list(export_user(mem.store, "alice"))[1:] == []
+        assert mem.store.index_counts() == {"memories": 0, "observations": 0}
+
+
+def test_a_newer_schema_or_format_is_refused(source: dict[str, Any], tmp_path: Path) -> None:
+    with _open(tmp_path / "target") as mem:
+        for header, needle in ((_header(schema_version=SCHEMA_VERSION + 1), "newer memory-graph"),
+                               (_header(format_version=FORMAT_VERSION + 1), "format version"),
+                               (_header(format="something-else"), "not a memory-graph export")):
+            with pytest.raises(InvalidInputError, match=needle) as info:
+                import_records(mem.store, [header, *source["records"][1:]])
+            assert str(info.value).startswith("line 1:")
+        with pytest.raises(InvalidInputError, match="first line must be the export header"):
+            import_records(mem.store, source["records"][1:])
+    _nothing_written(tmp_path / "target")
+
+
+def test_a_malformed_line_is_named_and_nothing_is_written(source: dict[str, Any], tmp_path: Path) -> None:
+    lines = [json.dumps(r) for r in source["records"]]
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(lines[:5] + ['{"type": "memory", "id": '] + lines[5:]) + "\n", encoding="utf-8")
+    with _open(tmp_path / "target") as mem:
+        with pytest.raises(InvalidInputError, match=r"broken\.jsonl:6: malformed JSON"):
+            import_file(mem.store, broken)
+        last_memory = max(i for i, r in enumerate(source["records"]) if r["type"] == "memory")
+        for change, needle in (({"status": "held"}, "status"), ({"valid_from": "2025-02-30T00:00:00Z"}, "valid_from"),
+                               ({"text": "a\x00b"}, "NUL"), ({"provenance": [{"observation_id": "nowhere"}]}, "'nowhere'"),
+                               ({"surprise": 1}, "surprise")):
+            records = [dict(r) for r in source["records"]]
+            records[last_memory].update(change)
+            with pytest.raises(InvalidInputError, match=needle) as info:
+                import_records(mem.store, records)
+            assert str(info.value).startswith(f"line {last_memory + 1}: memory")
+        with pytest.raises(InvalidInputError, match="line 2: expected a JSON object"):
+            validate_records(parse_lines([json.dumps(_header()), "[1, 2]"]))
+    _nothing_written(tmp_path / "target")
+
+
+def test_a_failure_midway_rolls_the_whole_import_back(source: dict[str, Any], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    real = Tx.import_rows
+
+    def failing(self: Tx, kind: str, ns: str, rows: Any) -> Any:
+        if kind == "recall":  # observations, memories, links, events and statistics are written by now
+            raise InvalidInputError("disk full (simulated)")
+        return real(self, kind, ns, rows)
+
+    monkeypatch.setattr(Tx, "import_rows", failing)
+    with _open(tmp_path / "target") as mem, pytest.raises(InvalidInputError, match="simulated"):
+        import_records(mem.store, source["records"])
+    monkeypatch.undo()
+    _nothing_written(tmp_path / "target")
+
+
+# ---- the CLI (in process, through typer's runner; the fake embedder stands in for MiniLM) -------------------
+
+
+@pytest.fixture()
+def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("memory_graph.store.get_embedder", lambda model="": StemBagEmbedder())
+
+
+def test_cli_export_and_import(source: dict[str, Any], tmp_path: Path, fake_embedder: None) -> None:
+    from typer.testing import CliRunner
+
+    from memory_graph.cli import app
+
+    runner = CliRunner()
+    out = runner.invoke(app, ["export", "--store", str(source["path"]), "--user", "alice"])
+    assert out.exit_code == 0, out.output
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    assert _body(records) == _body(source["records"])
+    assert "exported user 'alice'" in out.stderr
+    file = tmp_path / "alice.jsonl"
+    written = runner.invoke(app, ["export", "--store", str(source["path"]), "--user", "alice", "--out", str(file)])
+    assert written.exit_code == 0 and written.stdout == "" and file.read_text(encoding="utf-8") == out.stdout
+
+    target = tmp_path / "target"
+    first = runner.invoke(app, ["import", str(file), "--store", str(target)])
+    assert first.exit_code == 0, first.output
+    assert "imported into user 'alice'" in first.stdout and "0 records were already there" in first.stdout
+    second = runner.invoke(app, ["import", str(file), "--store", str(target)])
+    assert second.exit_code == 0 and "added 0 observations, 0 memories" in second.stdout
+    with _open(target) as mem:
+        _check_target(mem, source)
+
+    def one_error(args: list[str], code: int, *needles: str) -> None:
+        result = runner.invoke(app, args)
+        assert result.exit_code == code, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+        lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+        for needle in needles:
+            assert needle in lines[0], lines[0]
+
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text(json.dumps(_header(schema_version=SCHEMA_VERSION + 1)) + "\n", encoding="utf-8")
+    fresh = tmp_path / "fresh"
+    one_error(["import", str(newer), "--store", str(fresh)], 2, "newer.jsonl:1", "newer memory-graph")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(file.read_text(encoding="utf-8") + '{"type": "stats", "memory_id": "x", "shown": -1}\n', encoding="utf-8")
+    one_error(["import", str(bad), "--store", str(fresh)], 2, f"bad.jsonl:{len(records) + 1}", "shown")
+    one_error(["import", str(tmp_path / "none.jsonl"), "--store", str(fresh)], 2, "no such file")
+    assert not fresh.exists()  # every file is checked before a store is opened
+    one_error(["export", "--store", str(tmp_path / "nostore"), "--user", "alice"], 1, "does not exist")
+    one_error(["export", "--store", str(source["path"]), "--out", str(tmp_path)], 2, "is a folder")
