@@ -71,6 +71,7 @@ def test_store_search_equals_the_filtered_query(tmp_path: Path, monkeypatch: pyt
     import memory_graph.store as store_module
 
     monkeypatch.setattr(store_module, "OVERFETCH", 8)
+    monkeypatch.setattr(store_module, "FIRST_FETCH", 4)
     mem = Memory(tmp_path / "s", user_id="u")
     other = Memory(tmp_path / "s", user_id="v")
     try:
@@ -104,3 +105,56 @@ def test_store_search_equals_the_filtered_query(tmp_path: Path, monkeypatch: pyt
     finally:
         other.close()
         mem.close()
+
+
+def _part_ids(store: object) -> tuple[set[str], set[str]]:
+    with store.session():  # type: ignore[attr-defined]
+        held, replaced = store.index.memories.parts  # type: ignore[attr-defined]
+        return set(held.get(include=[])["ids"]), set(replaced.get(include=[])["ids"])
+
+
+def test_replaced_memories_move_to_their_own_collection_with_their_vectors(tmp_path: Path) -> None:
+    mem = Memory(tmp_path / "s", user_id="u")
+    try:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        old = mem.observe("I live in Lisbon.", time="2026-01-01T10:00:00Z")[0]["id"]
+        with mem.store.session():
+            before = VectorIndex.vectors(mem.store.index.memories, [old])[old]
+        new = mem.observe("I moved to Porto.", time="2026-03-01T10:00:00Z")[0]["id"]
+        held, replaced = _part_ids(mem.store)
+        assert new in held and old in replaced and old not in held
+        with mem.store.session():
+            assert np.allclose(VectorIndex.vectors(mem.store.index.memories, [old])[old], before)
+        assert mem.store.index_counts()["memories"] == len(held) + len(replaced)
+        # erasing the replacement makes the old value current again: it moves back
+        mem.forget(new, hard=True)
+        held, replaced = _part_ids(mem.store)
+        assert old in held and new not in held | replaced
+        assert "Lisbon" in mem.recall("Where do I live?").context
+    finally:
+        mem.close()
+
+
+def test_an_index_made_before_the_split_is_split_on_open(tmp_path: Path) -> None:
+    location = tmp_path / "s"
+    mem = Memory(location, user_id="u")
+    mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+    mem.observe("I live in Lisbon.", time="2026-01-01T10:00:00Z")
+    mem.observe("I moved to Porto.", time="2026-03-01T10:00:00Z")
+    held_ids, replaced_ids = _part_ids(mem.store)
+    with mem.store.session():  # the old layout: every memory in one collection, no layout mark
+        held, replaced = mem.store.index.memories.parts
+        got = replaced.get(include=["embeddings", "metadatas"])
+        held.add(ids=got["ids"], embeddings=np.asarray(got["embeddings"]), metadatas=got["metadatas"])
+        replaced.delete(ids=got["ids"])
+        held.modify(metadata={"layout": 1})
+    mem.close()
+    from memory_graph.store import Store
+
+    store = Store.open(str(location))
+    try:
+        assert _part_ids(store) == (held_ids, replaced_ids)
+        with store.session():
+            assert store.index.memories.held.metadata["layout"] == 2
+    finally:
+        store.release()

@@ -43,11 +43,13 @@ from memory_graph.errors import (
 from memory_graph.records import searchable_text
 from memory_graph.store.index import (
     FAR_FUTURE,
+    FIRST_FETCH,
     OVERFETCH,
     IndexQuery,
     VectorIndex,
     filter_fields,
     matches,
+    parts_for,
     scrub_unused_capacity,
 )
 from memory_graph.store.ledger import Ledger
@@ -436,26 +438,41 @@ class Store:
         :meth:`search_memories_many`)."""
         with self.session():
             return self._search_many(self.index.observations, vector, namespace, [IndexQuery(n, where)],
-                                     lambda ids: self.ledger.observations(namespace, ids), observation_metadata)[0]
+                                     lambda ids: self.ledger.observation_filters(namespace, ids), observation_metadata)[0]
 
     @staticmethod
     def _search_many(
         collection: Any, vector: np.ndarray, namespace: str, requests: Sequence[IndexQuery],
         rows_of: Callable[[list[str]], dict[str, Any]], metadata: Callable[[Any, set[str]], dict[str, Any]],
     ) -> list[list[tuple[str, float]]]:
-        fetch = max(OVERFETCH, 2 * max((r.n for r in requests), default=1))
-        near = VectorIndex.nearest(collection, vector, fetch)
-        rows = rows_of([i for i, _ in near])  # this namespace's rows only
-        fields = set().union(*(filter_fields(r.where) for r in requests))
-        metas: dict[str, dict[str, Any]] = {}
-        for i, row in rows.items():
-            with contextlib.suppress(ValueError, OverflowError):  # an unreadable date is never indexed anyway
-                metas[i] = metadata(row, fields)
-        exhausted = len(near) < fetch  # the whole collection came back: nothing else could match
+        fetch = max(FIRST_FETCH, 2 * max((r.n for r in requests), default=1))
+        while True:
+            near: dict[Any, list[tuple[str, float]]] = {}  # per Chroma collection, its nearest records, unfiltered
+            for request in requests:
+                for part in parts_for(collection, request.where):
+                    if part.name not in near:
+                        near[part.name] = VectorIndex.nearest(part, vector, fetch)
+            rows = rows_of([i for hits in near.values() for i, _ in hits])  # this namespace's rows only
+            fields = set().union(*(filter_fields(r.where) for r in requests))
+            metas: dict[str, dict[str, Any]] = {}
+            for i, row in rows.items():
+                with contextlib.suppress(ValueError, OverflowError):  # an unreadable date is never indexed anyway
+                    metas[i] = metadata(row, fields)
+            found, short = [], False
+            for request in requests:
+                chosen = parts_for(collection, request.where)
+                pool = sorted((h for part in chosen for h in near[part.name]), key=lambda h: -h[1])
+                hits = [(i, s) for i, s in pool if i in metas and matches(metas[i], request.where or {})]
+                exhausted = all(len(near[part.name]) < fetch for part in chosen)  # nothing else could match
+                lacking = len(hits) < min(request.n, request.least) and not exhausted
+                found.append((hits, lacking))
+                short = short or lacking
+            if not short or fetch >= OVERFETCH:
+                break
+            fetch = OVERFETCH  # a second, wider fetch before any filter inside Chroma
         out = []
-        for request in requests:
-            hits = [(i, s) for i, s in near if i in metas and matches(metas[i], request.where or {})]
-            if len(hits) < min(request.n, request.least) and not exhausted:
+        for request, (hits, lacking) in zip(requests, found, strict=True):
+            if lacking:
                 hits = VectorIndex.search(collection, vector, namespace, request.n, request.where)
             out.append(hits[: max(1, request.n)])
         return out

@@ -109,20 +109,26 @@ class VectorIndex:
                 _drop_cached_system(path)
             raise
         self.prefix = prefix
-        self.memories = self._collection(f"{prefix}memories")
+        held = self._collection(f"{prefix}memories", {"layout": LAYOUT})
+        self.memories = PartitionedCollection(held, self._collection(f"{prefix}replaced_memories"))
+        if (held.metadata or {}).get("layout") != LAYOUT:  # made before the split (issue 13): split it once
+            moved = self.memories.split_legacy()
+            held.modify(metadata={"layout": LAYOUT})
+            log.info("index %s: %d replaced memories moved to their own collection", path or prefix, moved)
         self.observations = self._collection(f"{prefix}observations")
 
     def drop(self) -> None:
-        """Delete both collections (a server's index is rebuilt from the ledger this way)."""
-        for name in (f"{self.prefix}memories", f"{self.prefix}observations"):
+        """Delete the collections (a server's index is rebuilt from the ledger this way)."""
+        for name in (f"{self.prefix}memories", f"{self.prefix}replaced_memories", f"{self.prefix}observations"):
             try:
                 self.client.delete_collection(name)
             except Exception:  # noqa: BLE001 - Chroma raises its own class (or ValueError) for a missing collection
                 log.info("collection %s was not there to drop", name)
 
-    def _collection(self, name: str) -> Any:
+    def _collection(self, name: str, metadata: dict[str, Any] | None = None) -> Any:
+        """The collection ``name``, created (with ``metadata``) when missing; an existing one keeps its own."""
         return self.client.get_or_create_collection(
-            name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
+            name, metadata=metadata, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
         )
 
     def close(self) -> None:
@@ -153,13 +159,15 @@ class VectorIndex:
     def ids(collection: Any, namespace: str | None = None) -> set[str]:
         where = {"namespace": namespace} if namespace else None
         out: set[str] = set()
-        offset = 0
-        while True:
-            got = collection.get(where=where, include=[], limit=5000, offset=offset)
-            out.update(got["ids"])
-            if len(got["ids"]) < 5000:
-                return out
-            offset += 5000
+        for part in parts(collection):
+            offset = 0
+            while True:
+                got = part.get(where=where, include=[], limit=5000, offset=offset)
+                out.update(got["ids"])
+                if len(got["ids"]) < 5000:
+                    break
+                offset += 5000
+        return out
 
     @staticmethod
     def dump(collection: Any, page: int = 5000) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
@@ -167,16 +175,18 @@ class VectorIndex:
         ids: list[str] = []
         vectors: list[Any] = []
         metas: list[dict[str, Any]] = []
-        offset = 0
-        while True:
-            got = collection.get(include=["embeddings", "metadatas"], limit=page, offset=offset)
-            ids.extend(got["ids"])
-            vectors.extend(got["embeddings"])
-            metas.extend(dict(m or {}) for m in got["metadatas"])
-            if len(got["ids"]) < page:
-                array = np.asarray(vectors, dtype=np.float32)
-                return ids, (array if ids else np.zeros((0, 0), dtype=np.float32)), metas
-            offset += page
+        for part in parts(collection):
+            offset = 0
+            while True:
+                got = part.get(include=["embeddings", "metadatas"], limit=page, offset=offset)
+                ids.extend(got["ids"])
+                vectors.extend(got["embeddings"])
+                metas.extend(dict(m or {}) for m in got["metadatas"])
+                if len(got["ids"]) < page:
+                    break
+                offset += page
+        array = np.asarray(vectors, dtype=np.float32)
+        return ids, (array if ids else np.zeros((0, 0), dtype=np.float32)), metas
 
     @staticmethod
     def vectors(collection: Any, ids: list[str]) -> dict[str, np.ndarray]:
@@ -195,34 +205,161 @@ class VectorIndex:
         Chroma resolves a metadata filter to an id set before the vector search, which costs O(collection):
         20-47 ms at 10k records here against about 1 ms unfiltered (issue 13); :meth:`nearest` + the ledger is
         the fast path (``Store.search_memories_many``), this the exact fallback."""
-        # no count() first: Chroma returns fewer results when fewer match (one round trip, not two)
-        got = collection.query(
-            query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
-            n_results=max(1, n),
-            where=_namespace_filter(namespace, where),
-            include=["distances"],
-        )
-        return [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
+        hits: list[tuple[str, float]] = []
+        for part in parts_for(collection, where):
+            # no count() first: Chroma returns fewer results when fewer match (one round trip, not two)
+            got = part.query(
+                query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
+                n_results=max(1, n),
+                where=_namespace_filter(namespace, where),
+                include=["distances"],
+            )
+            hits += [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
+        return sorted(hits, key=lambda h: -h[1])[: max(1, n)]
 
     @staticmethod
     def nearest(collection: Any, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
         """The ``n`` nearest records of the whole collection, unfiltered -> ``[(id, cosine)]``, nearest first
         (fewer when the collection holds fewer)."""
-        got = collection.query(
-            query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1), n_results=max(1, n),
-            include=["distances"],
-        )
-        return [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
+        hits: list[tuple[str, float]] = []
+        for part in parts(collection):
+            got = part.query(
+                query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1), n_results=max(1, n),
+                include=["distances"],
+            )
+            hits += [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
+        return sorted(hits, key=lambda h: -h[1])[: max(1, n)]
 
 
-OVERFETCH = 400
-"""Records fetched unfiltered per search before the filters apply (``Store.search_memories_many``)."""
+LAYOUT = 2
+"""Index layout version, kept in the held memories collection's metadata: 2 = memories split by status into
+``memories`` (held) and ``replaced_memories``."""
+HELD = frozenset({"current", "contested"})
+"""Statuses of the memories in the held collection (``records.LIVE_STATUSES``); every other status is replaced."""
+
+
+class PartitionedCollection:
+    """The memories collection split by status into two Chroma collections, ``held`` (current, contested) and
+    ``replaced`` (superseded, retracted), behind the part of Chroma's collection API the index uses (``upsert``,
+    ``update``, ``delete``, ``get(ids=...)``, ``count``).
+
+    Why (issue 13): a long-lived store is mostly replaced values (72% in the benchmark's 10k store; 99 of the 100
+    nearest memories to "What version of Redis runs in production?" were old versions), so the current memories
+    nearest a query are found by an unfiltered query of the held collection, exactly and in O(log n), where one
+    collection needed a status filter that Chroma evaluates over the whole collection. A status change moves
+    the record (its stored vector, no new embedding) between the two."""
+
+    def __init__(self, held: Any, replaced: Any) -> None:
+        self.held, self.replaced = held, replaced
+        self.parts = (held, replaced)
+        self.name = held.name
+
+    def part_of(self, metadata: dict[str, Any]) -> Any:
+        return self.held if metadata.get("status") in HELD else self.replaced
+
+    def parts_for(self, where: dict[str, Any] | None) -> tuple[Any, ...]:
+        """The parts that can hold a record matching ``where``: one when its top level names statuses of one
+        side only (``{"status": {"$in": [...]}}`` or ``{"status": s}``), else both."""
+        statuses = _statuses_named(where)
+        if statuses is not None and statuses <= HELD:
+            return (self.held,)
+        if statuses is not None and not statuses & HELD:
+            return (self.replaced,)
+        return self.parts
+
+    def upsert(self, ids: list[str], embeddings: Any, metadatas: list[dict[str, Any]]) -> None:
+        for part in self.parts:
+            chosen = [k for k, m in enumerate(metadatas) if self.part_of(m) is part]
+            if chosen:
+                part.upsert(ids=[ids[k] for k in chosen], embeddings=np.asarray(embeddings)[chosen],
+                            metadatas=[metadatas[k] for k in chosen])
+                other = self.replaced if part is self.held else self.held
+                other.delete(ids=[ids[k] for k in chosen])  # a record is in one part only
+
+    def update(self, ids: list[str], metadatas: list[dict[str, Any]]) -> None:
+        for part in self.parts:
+            chosen = {ids[k]: metadatas[k] for k in range(len(ids)) if self.part_of(metadatas[k]) is part}
+            if not chosen:
+                continue
+            present = set(part.get(ids=list(chosen), include=[])["ids"])
+            if present:
+                part.update(ids=sorted(present), metadatas=[chosen[i] for i in sorted(present)])
+            other = self.replaced if part is self.held else self.held
+            moving = other.get(ids=[i for i in chosen if i not in present], include=["embeddings"])
+            if moving["ids"]:
+                part.upsert(ids=moving["ids"], embeddings=np.asarray(moving["embeddings"], dtype=np.float32),
+                            metadatas=[chosen[i] for i in moving["ids"]])
+                other.delete(ids=moving["ids"])
+
+    def delete(self, ids: list[str]) -> None:
+        for part in self.parts:
+            part.delete(ids=ids)
+
+    def get(self, ids: list[str], include: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {"ids": [], "embeddings": [], "metadatas": []}
+        for part in self.parts:
+            got = part.get(ids=ids, include=include)
+            out["ids"].extend(got["ids"])
+            for key in ("embeddings", "metadatas"):
+                if key in include:
+                    out[key].extend(got[key])
+        return out
+
+    def count(self) -> int:
+        return int(sum(part.count() for part in self.parts))
+
+    def split_legacy(self, page: int = 2000) -> int:
+        """Move the replaced memories an index made before the split holds in ``held`` to ``replaced``
+        (O(index), once); returns how many moved."""
+        moved = 0
+        while True:
+            got = self.held.get(where={"status": {"$nin": sorted(HELD)}}, include=["embeddings", "metadatas"], limit=page)
+            if not got["ids"]:
+                return moved
+            self.replaced.upsert(ids=got["ids"], embeddings=np.asarray(got["embeddings"], dtype=np.float32),
+                                 metadatas=got["metadatas"])
+            self.held.delete(ids=got["ids"])
+            moved += len(got["ids"])
+
+
+def parts(collection: Any) -> tuple[Any, ...]:
+    """The Chroma collections behind ``collection`` (a :class:`PartitionedCollection`'s two, else itself)."""
+    return collection.parts if isinstance(collection, PartitionedCollection) else (collection,)
+
+
+def parts_for(collection: Any, where: dict[str, Any] | None) -> tuple[Any, ...]:
+    """The Chroma collections behind ``collection`` that can hold a record matching ``where``."""
+    return collection.parts_for(where) if isinstance(collection, PartitionedCollection) else (collection,)
+
+
+def _statuses_named(where: dict[str, Any] | None) -> set[str] | None:
+    """The statuses a filter allows when its top level (or a top-level ``$and``) constrains ``status`` by
+    equality or ``$in``; None when it does not."""
+    if not where:
+        return None
+    clauses = where["$and"] if set(where) == {"$and"} else [{k: v} for k, v in where.items()]
+    for clause in clauses:
+        cond = clause.get("status") if isinstance(clause, dict) else None
+        if isinstance(cond, str):
+            return {cond}
+        if isinstance(cond, dict) and set(cond) == {"$in"}:
+            return set(cond["$in"])
+        if isinstance(cond, dict) and set(cond) == {"$eq"}:
+            return {cond["$eq"]}
+    return None
+
+
+FIRST_FETCH = 64
+OVERFETCH = 512
+"""Records fetched unfiltered per collection before the filters apply (``Store.search_memories_many``): at least
+``FIRST_FETCH`` (and twice the largest request), then, when a request is short, ``OVERFETCH``, then a query
+filtered inside Chroma."""
 
 
 @dataclass(frozen=True)
 class IndexQuery:
     """One search of ``Store.search_memories_many``: the nearest ``n`` records matching the Chroma filter
-    ``where`` (None = any). They are taken from the ``OVERFETCH`` nearest records of the collection, and a
+    ``where`` (None = any). They are taken from the nearest records of the collection (``FIRST_FETCH``, then ``OVERFETCH``), and a
     filtered search of the whole collection runs when that gives fewer than ``enough`` (default ``n``; 0: never).
     """
 

@@ -319,6 +319,12 @@ class Ledger:
         return {r["id"]: r for r in self.query_in("SELECT * FROM observations WHERE namespace=? AND id IN ({marks})",
                                                     namespace, ids)}
 
+    def observation_filters(self, namespace: str, ids: Sequence[str]) -> dict[str, Row]:
+        """The index-filter columns (namespace, time) of observations ``ids`` of ``namespace`` -> ``{id: row}``."""
+        rows = self.query_in("SELECT id, namespace, time FROM observations WHERE namespace=? AND id IN ({marks})",
+                             namespace, ids)
+        return {row["id"]: row for row in rows}
+
     def observations_by_ref(self, namespace: str, refs: Sequence[str]) -> list[Row]:
         """Observations of ``namespace`` stored from the messages ``refs`` (message ids)."""
         return self.query_in("SELECT * FROM observations WHERE namespace=? AND ref IN ({marks})", namespace, refs)
