@@ -123,6 +123,8 @@ def test_replaced_memories_move_to_their_own_collection_with_their_vectors(tmp_p
         new = mem.observe("I moved to Porto.", time="2026-03-01T10:00:00Z")[0]["id"]
         held, replaced = _part_ids(mem.store)
         assert new in held and old in replaced and old not in held
+        mem.store.sync_metadata([new, old])  # nothing moves: a metadata update in place
+        assert _part_ids(mem.store) == (held, replaced)
         with mem.store.session():
             assert np.allclose(VectorIndex.vectors(mem.store.index.memories, [old])[old], before)
         assert mem.store.index_counts()["memories"] == len(held) + len(replaced)

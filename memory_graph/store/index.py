@@ -285,7 +285,8 @@ class PartitionedCollection:
             if present:
                 part.update(ids=sorted(present), metadatas=[chosen[i] for i in sorted(present)])
             other = self.replaced if part is self.held else self.held
-            moving = other.get(ids=[i for i in chosen if i not in present], include=["embeddings"])
+            missing = [i for i in chosen if i not in present]
+            moving = other.get(ids=missing, include=["embeddings"]) if missing else {"ids": []}
             if moving["ids"]:
                 part.upsert(ids=moving["ids"], embeddings=np.asarray(moving["embeddings"], dtype=np.float32),
                             metadatas=[chosen[i] for i in moving["ids"]])
