@@ -58,10 +58,12 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str,
     return running.new_database(), {"chroma_url": running.chroma_url}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium, headless, driven by Playwright (``tests/browser.py``) for the session; skipped with the
-    reason when either is missing, failed instead under ``MEMORY_GRAPH_REQUIRE_SERVERS=1`` (CI)."""
+    """Debian's Chromium, headless, driven by Playwright (``tests/browser.py``) for one test module; skipped with the
+    reason when either is missing, failed instead under ``MEMORY_GRAPH_REQUIRE_SERVERS=1`` (CI). Not for the
+    session: Playwright's sync API keeps an event loop running in the main thread while it is open, and every
+    later test that runs ``asyncio.run`` (the async store forms, the MCP client) would fail."""
     from browser import chromium_path, missing
 
     why = missing()

@@ -296,7 +296,8 @@ class PartitionedCollection:
         for part in self.parts:
             part.delete(ids=ids)
 
-    def get(self, ids: list[str], include: list[str]) -> dict[str, Any]:
+    def get(self, ids: list[str], include: list[str] | None = None) -> dict[str, Any]:
+        include = ["metadatas"] if include is None else include
         out: dict[str, Any] = {"ids": [], "embeddings": [], "metadatas": []}
         for part in self.parts:
             got = part.get(ids=ids, include=include)
