@@ -70,6 +70,9 @@ class Memory:
     Opening finishes any observation a crash left stored but not yet linked (see :meth:`resume`). The store
     is held only during each call, so other processes may use the same folder.
 
+    ``last_model_fallbacks`` lists the model calls of the latest :meth:`observe` / :meth:`observe_many` whose
+    output was dropped for the offline path (the subgraph's ``model_fallbacks`` output; empty without a model).
+
     Raises:
         InvalidInputError: empty or invalid ``user_id``, an invalid option value, or ``path`` is a file.
         TypeError: an unknown option name.
@@ -83,6 +86,7 @@ class Memory:
     def __init__(self, path: str | Path | None = None, user_id: str = "default", create: bool = True, *,
                  store: Store | None = None, **overrides: Any) -> None:
         self._closed = True
+        self.last_model_fallbacks: list[dict[str, Any]] = []
         if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > MAX_USER_CHARS:
             raise InvalidInputError(f"user_id must be a non-empty string of at most {MAX_USER_CHARS} characters")
         _check_text(user_id, "user_id")
@@ -185,9 +189,11 @@ class Memory:
         # a turn whose text is empty or only whitespace is a documented no-op; a long one becomes several chunks
         observations = [chunk for t in turns if not (isinstance(t.get("text"), str) and not t["text"].strip())
                         for chunk in split_long(validate_observation(t))]  # validate all before writing any
+        self.last_model_fallbacks = []
         if not observations:
             return []
         out = self._invoke({"observations": observations})
+        self.last_model_fallbacks = list(out.get("model_fallbacks", []))
         return list(out.get("formed", []))
 
     def recall(

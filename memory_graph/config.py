@@ -25,6 +25,7 @@ selection                   MEMORY_GRAPH_SELECTION           knapsack (or topk)
 usefulness                  MEMORY_GRAPH_USEFULNESS          heuristic (or logistic)
 model_deadline_s            MEMORY_GRAPH_MODEL_DEADLINE      30 (seconds)
 raw_messages                MEMORY_GRAPH_RAW_MESSAGES        0 (off)
+structured_output           MEMORY_GRAPH_STRUCTURED_OUTPUT   auto (json_schema)
 ==========================  ===============================  =====================
 """
 
@@ -41,6 +42,8 @@ from memory_graph.errors import InvalidInputError
 Trust = Literal["namespace", "source"]
 Selection = Literal["knapsack", "topk"]
 UsefulnessModel = Literal["heuristic", "logistic"]
+StructuredOutput = Literal["auto", "json_schema", "function_calling", "json_mode"]
+STRUCTURED_OUTPUTS: tuple[str, ...] = ("auto", "json_schema", "function_calling", "json_mode")
 
 
 def _env(name: str, default: str) -> str:
@@ -121,6 +124,12 @@ class Context:
             (deduplicated with them by provenance). Off by default: on the unseen conversations it helps (current
             value first +2 to +10 pp on sets 1-4) but it costs the outcome suite 5 pp (0.761 -> 0.708), because a raw
             line is not a memory that outcomes credit. See docs/ARCHITECTURE.md.
+        structured_output: how the extractor and the LLM linker ask the model for structured output
+            (``memory_graph.structured``): ``json_schema`` (``response_format`` with the JSON schema; enforced by
+            OpenAI, and by a grammar on llama.cpp, vLLM, Ollama >= 0.5 and LM Studio), ``function_calling`` (one
+            tool the model must call), ``json_mode`` (``response_format`` ``json_object`` and the schema in the
+            system message), or ``auto`` (the default: ``json_schema``, strict for api.openai.com). Any other
+            value: ``InvalidInputError``. See README "Local model servers" and docs/ARCHITECTURE.md.
     """
 
     store_path: str = field(default_factory=lambda: _env("MEMORY_GRAPH_DATABASE_URL", _env("MEMORY_GRAPH_STORE", "./.memory-graph")))
@@ -140,6 +149,7 @@ class Context:
     usefulness: UsefulnessModel = field(default_factory=lambda: _env("MEMORY_GRAPH_USEFULNESS", "heuristic"))  # type: ignore[arg-type,return-value]
     model_deadline_s: float = field(default_factory=lambda: _env_float("MEMORY_GRAPH_MODEL_DEADLINE", DEFAULT_DEADLINE_S))
     raw_messages: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_RAW_MESSAGES", False))
+    structured_output: StructuredOutput = field(default_factory=lambda: _env("MEMORY_GRAPH_STRUCTURED_OUTPUT", "auto"))  # type: ignore[arg-type,return-value]
 
     def __post_init__(self) -> None:
         if not str(self.user_id).strip():
@@ -175,6 +185,8 @@ class Context:
             raise InvalidInputError(f"selection must be 'knapsack' or 'topk', got {self.selection!r}")
         if self.usefulness not in ("heuristic", "logistic"):
             raise InvalidInputError(f"usefulness must be 'heuristic' or 'logistic', got {self.usefulness!r}")
+        if self.structured_output not in STRUCTURED_OUTPUTS:
+            raise InvalidInputError(f"structured_output must be one of {', '.join(STRUCTURED_OUTPUTS)}, got {self.structured_output!r}")
         self.model_deadline_s = check_seconds(self.model_deadline_s)  # InvalidInputError
 
     def replace(self, **changes: object) -> Context:

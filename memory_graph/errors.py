@@ -11,7 +11,9 @@ LangGraph's ``InvalidUpdateError(Exception)`` and sqlite-utils' one-class-per-fa
     ├── StoreNotFoundError(MemoryGraphError, FileNotFoundError)  a read-only command named a store that does not exist
     ├── StoreError(MemoryGraphError, RuntimeError)        the store cannot be opened or used (corrupt file, newer schema)
     ├── ClosedError(MemoryGraphError, RuntimeError)       a call on a ``Memory`` after ``close()``
-    └── ThreadOwnerError(MemoryGraphError, PermissionError)  a run of one user on another user's graph thread
+    ├── ThreadOwnerError(MemoryGraphError, PermissionError)  a run of one user on another user's graph thread
+    └── ModelOutputError(MemoryGraphError, ValueError)    a chat model's answer is not the structured output asked
+                                                          for (internal: the callers retry, then fall back)
 
 The CLI prints any ``MemoryGraphError`` as one ``error:`` line (exit status 1; 2 for invalid input).
 """
@@ -54,10 +56,18 @@ class ThreadOwnerError(MemoryGraphError, PermissionError):
     """A graph run named a checkpointed thread that another user started; nothing of the run was kept."""
 
 
+class ModelOutputError(MemoryGraphError, ValueError):
+    """A chat model's answer holds no JSON object that validates against the schema asked for
+    (``memory_graph.structured``). Never raised by the public API: the extractor and the LLM linker retry once,
+    then take their offline path. The message names what was wrong (field paths and pydantic's messages), never
+    the answer's text."""
+
+
 __all__ = [
     "ClosedError",
     "InvalidInputError",
     "MemoryGraphError",
+    "ModelOutputError",
     "NotFoundError",
     "StoreBusyError",
     "StoreError",

@@ -4,16 +4,19 @@ reason, and may abstain; the fixed rules of ``memory_graph.linking`` decide.
 Used only when a chat model is configured (``Context.model``) and ``Context.llm_linker`` is on. For each
 asserted, non-event record the model sees the record and up to ``CANDIDATES`` live memories the rules allow
 it to replace (``linking.live_neighbours`` of the record's own compatible subjects: same scope, not an
-event, not multi-valued, not newer). It answers with ``LinkProposal`` (structured output). The rules then decide:
+event, not multi-valued, not newer). It answers with ``LinkProposal`` (structured output through
+``memory_graph.structured``: the request shape of ``Context.structured_output``, tolerant parsing, one retry).
+The rules then decide:
 - a proposal is used only when the rules found no same-key predecessor themselves;
 - only ids from the offered candidates count, and only while they are still live when the record is written;
 - a multi-valued attribute (the record's or the candidate's) is never superseded; one record replaces one
   attribute (the first proposed); ``trust="source"`` still turns a conflicting source into ``contested``;
 - the link's reason is ``"LLM linker: <the model's reason>"``.
-Any model failure (timeout, refusal, malformed output, unknown ids only) counts as an abstention, so the
-rules' answer stands; once the turn's model deadline has passed (``memory_graph.deadline``) no further record
-is sent. The model is called before the write transaction, so the store is never locked while it thinks;
-memories written earlier in the same batch are not offered to it.
+Any model failure (timeout, refusal, malformed output after the retry, unknown ids only) counts as an
+abstention, so the rules' answer stands; a failed call is logged (warning) and reported to the caller; once the
+turn's model deadline has passed (``memory_graph.deadline``) no further record is sent. The model is called
+before the write transaction, so the store is never locked while it thinks; memories written earlier in the
+same batch are not offered to it.
 
 The published reference for the design (a 27B LLM proposing links that rules check, ODR 0.00 and 1 of 80
 valid decisions hidden) is the EvoMem-MCP study named in ``../shared/DESIGN.md``.
@@ -29,6 +32,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
+from memory_graph import structured
 from memory_graph.deadline import ModelDeadlineExceeded
 from memory_graph.linking import compatible_subjects, live_neighbours
 from memory_graph.records import MemoryRecord
@@ -66,24 +70,34 @@ def _prompt(record: MemoryRecord, candidates: Sequence[Any]) -> list[tuple[str, 
     return [("system", SYSTEM), ("human", human)]
 
 
-def propose(model: BaseChatModel, record: MemoryRecord, candidates: Sequence[Any]) -> tuple[list[str], str]:
+def propose(model: BaseChatModel, record: MemoryRecord, candidates: Sequence[Any], *, mode: str = "auto",
+            fallbacks: list[dict[str, Any]] | None = None) -> tuple[list[str], str]:
     """Ask ``model`` which of ``candidates`` (ledger rows) ``record`` replaces.
 
     Returns ``(ids, reason)``: the proposed ids that are among the candidates (possibly none). Abstention and
-    any model error return ``([], "")``; errors are logged, never raised.
+    any model failure return ``([], "")``; a failure is logged (warning) and, when ``fallbacks`` is given,
+    appended to it as ``{"step": "link", "observation_id", "ref", "method", "attempts", "reason"}``.
+
+    Args:
+        mode: ``Context.structured_output`` (the request shape, see ``memory_graph.structured``).
 
     Raises:
-        ModelDeadlineExceeded: no time was left for the call (it was not made).
+        ModelDeadlineExceeded: the turn's model deadline passed before or during the call (also recorded).
+        InvalidInputError: an unknown ``mode``.
     """
     if not candidates:
         return [], ""
-    try:
-        result = model.with_structured_output(LinkProposal).invoke(_prompt(record, candidates))
-        proposal = LinkProposal.model_validate(result)
-    except ModelDeadlineExceeded:
-        raise
-    except Exception as exc:  # noqa: BLE001 - any model failure is an abstention
-        log.warning("LLM linker failed, the rules decide alone: %s", exc)
+    outcome = structured.invoke(model, LinkProposal, _prompt(record, candidates), mode=mode)
+    proposal = outcome.value
+    if proposal is None:
+        log.warning("LLM link proposal dropped for a record of observation %s (ref %s): %s after %d attempt(s) [%s]; "
+                    "the rules decide alone", record.observation_id, record.ref, outcome.reason, outcome.attempts,
+                    " | ".join(outcome.errors))
+        if fallbacks is not None:
+            fallbacks.append({"step": "link", "observation_id": record.observation_id, "ref": record.ref,
+                              "method": outcome.method, "attempts": outcome.attempts, "reason": outcome.reason})
+        if outcome.reason == "deadline":
+            raise ModelDeadlineExceeded("no time left before the turn's model deadline for the LLM linker")
         return [], ""
     offered = {c["id"] for c in candidates}
     ids = [i for i in dict.fromkeys(proposal.supersedes) if i in offered]
@@ -92,9 +106,11 @@ def propose(model: BaseChatModel, record: MemoryRecord, candidates: Sequence[Any
     return ids, CONTROL.sub(" ", proposal.reason).strip()[:200]
 
 
-def propose_all(model: BaseChatModel, store: Store, namespace: str, records: Sequence[MemoryRecord]) -> dict[int, tuple[list[str], str]]:
+def propose_all(model: BaseChatModel, store: Store, namespace: str, records: Sequence[MemoryRecord], *,
+                mode: str = "auto", fallbacks: list[dict[str, Any]] | None = None) -> dict[int, tuple[list[str], str]]:
     """Proposals for every asserted, non-event record that has candidates: ``{index in records: (ids, reason)}``.
-    Records left when the model deadline passes get none (the rules decide alone)."""
+    Records left when the model deadline passes get none (the rules decide alone). ``mode`` and ``fallbacks``:
+    see ``propose``."""
     out: dict[int, tuple[list[str], str]] = {}
     for i, record in enumerate(records):
         if record.forget or record.polarity < 0 or record.kind == "event" or record.multi:
@@ -102,7 +118,7 @@ def propose_all(model: BaseChatModel, store: Store, namespace: str, records: Seq
         subjects = compatible_subjects(record)
         candidates = [c for c in live_neighbours(store, namespace, record) if c["subject"] in subjects][:CANDIDATES]
         try:
-            ids, reason = propose(model, record, candidates)
+            ids, reason = propose(model, record, candidates, mode=mode, fallbacks=fallbacks)
         except ModelDeadlineExceeded:
             log.info("no time left for the LLM linker: the rules decide the remaining %d records", len(records) - i)
             break

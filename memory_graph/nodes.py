@@ -158,7 +158,8 @@ def route(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
         plan.append("retrieve")
     # one deadline for every model call of this run (extraction, LLM linker); a caller's is used as given
     ctx = _ctx(runtime)
-    return {"plan": plan, "turn_deadline": deadline_mod.resolve(state.deadline, ctx.model_deadline_s), "deadline": None}
+    return {"plan": plan, "turn_deadline": deadline_mod.resolve(state.deadline, ctx.model_deadline_s), "deadline": None,
+            "model_fallbacks": []}
 
 
 def credit(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -221,11 +222,14 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
         for o in observations:
             stored.append(Observation(id=tx.add_observation(ctx.user_id, **o, withheld=rules.withheld(o["text"])), **o))
     records: list[MemoryRecord] = []
+    fallbacks: list[dict[str, Any]] = []
     for obs in stored:
-        records.extend(llm_extractor.extract(model, obs) if model is not None else rules.extract(obs))
+        records.extend(llm_extractor.extract(model, obs, mode=ctx.structured_output, fallbacks=fallbacks)
+                       if model is not None else rules.extract(obs))
     store.embed([o.text for o in stored] + [r.text for r in records])  # one batch; link reuses the vectors
     store.index_observations([o.id for o in stored])
-    return {"extracted": [r.model_dump() for r in records], "observations": [], "observed": [o.id for o in stored]}
+    return {"extracted": [r.model_dump() for r in records], "observations": [], "observed": [o.id for o in stored],
+            "model_fallbacks": fallbacks}
 
 
 def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -235,14 +239,16 @@ def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     store = get_store(ctx, runtime)
     records = [MemoryRecord.model_validate(r) for r in state.extracted]
     model = make_chat_model(ctx.model, ctx.base_url, deadline=state.turn_deadline, budget_s=ctx.model_deadline_s) if ctx.model and ctx.llm_linker and ctx.linking else None
-    proposals = llm_linker.propose_all(model, store, ctx.user_id, records) if model is not None else {}
+    fallbacks: list[dict[str, Any]] = []
+    proposals = (llm_linker.propose_all(model, store, ctx.user_id, records, mode=ctx.structured_output, fallbacks=fallbacks)
+                 if model is not None else {})
     actions = linking.link_records(store, ctx, records, processed=state.observed, proposals=proposals)
     formed = []
     for action in actions:
         r = action.pop("record")
         formed.append({**action, "text": r.text, "subject": r.subject, "attribute": r.attribute, "value": r.value,
                        "scope": r.scope, "kind": r.kind, "valid_from": r.valid_from, "ref": r.ref})
-    return {"formed": formed, "extracted": [], "observed": []}
+    return {"formed": formed, "extracted": [], "observed": [], "model_fallbacks": [*state.model_fallbacks, *fallbacks]}
 
 
 def retrieve(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:

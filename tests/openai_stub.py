@@ -5,7 +5,12 @@ body is passed to ``responder(body) -> message`` (an OpenAI ``message`` dict: ``
 ``tool_calls``); the server wraps it in a ``chat.completion`` envelope. ``requests`` keeps every body.
 ``delay`` (seconds, settable at any time) holds every answer back that long, like a hanging model; leaving
 the context manager releases held requests at once. A request with ``"stream": true`` is answered with
-server-sent events (LangGraph streams chat models in ``stream_mode="messages"``).
+server-sent events (LangGraph streams chat models in ``stream_mode="messages"``). A responder that raises
+``StubError(status, message)`` gets that HTTP status (any other exception: 500).
+
+Answers local models give around structured output, for the tests of ``memory_graph.structured``: ``think``
+(a reasoning block first, closed or not), ``fenced`` (a ```json fence with text around it), ``tool_call``;
+``sequence`` answers a scripted series (e.g. broken JSON, then good JSON); ``shape`` names a request's shape.
 """
 
 from __future__ import annotations
@@ -29,6 +34,50 @@ def tool_call(name: str, args: dict[str, Any], call_id: str = "call_1") -> dict[
 def text(content: str) -> dict[str, Any]:
     """A plain assistant message."""
     return {"role": "assistant", "content": content}
+
+
+def think(doc: dict[str, Any], *, closed: bool = True, opened: bool = True) -> dict[str, Any]:
+    """An answer with a reasoning block before the JSON document ``doc``; ``opened=False``: the block's opening
+    tag is missing (the chat template wrote it); ``closed=False``: the block never ends (only reasoning)."""
+    reasoning = "The user says where they live, so the location is {\"value\": \"draft\"} maybe.\n"
+    if not closed:
+        return text(f"<think>\n{reasoning}")
+    return text(f"{'<think>' if opened else ''}\n{reasoning}</think>\n{json.dumps(doc)}")
+
+
+def fenced(doc: dict[str, Any]) -> dict[str, Any]:
+    """An answer with the JSON document in a ```json fence, text before and after."""
+    return text(f"Here is the result:\n```json\n{json.dumps(doc, indent=2)}\n```\nLet me know if you need more.")
+
+
+class StubError(Exception):
+    """Raised by a responder: the server answers with HTTP ``status`` and ``message``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def sequence(*answers: dict[str, Any] | StubError) -> Responder:
+    """A responder giving ``answers`` in order, the last one again for every further request; an answer that
+    is a ``StubError`` is raised."""
+    queue = list(answers)
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        answer = queue.pop(0) if len(queue) > 1 else queue[0]
+        if isinstance(answer, StubError):
+            raise answer
+        return answer
+
+    return respond
+
+
+def shape(body: dict[str, Any]) -> str:
+    """A request's structured-output shape: ``json_schema`` / ``json_object`` (its ``response_format``),
+    ``tools`` (tools bound) or ``plain``."""
+    if "response_format" in body:
+        return str(body["response_format"]["type"])
+    return "tools" if body.get("tools") else "plain"
 
 
 def last_content(body: dict[str, Any], role: str = "user") -> str:
@@ -62,6 +111,9 @@ class StubOpenAI:
                     return  # shutting down: drop the held request
                 try:
                     message = stub.responder(body)
+                except StubError as exc:
+                    self._send(exc.status, {"error": {"message": str(exc)}})
+                    return
                 except Exception as exc:  # noqa: BLE001 - report to the client as a server error
                     self._send(500, {"error": {"message": str(exc)}})
                     return

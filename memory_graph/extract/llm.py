@@ -1,20 +1,22 @@
-"""The LLM extractor: a chat model's structured output (``with_structured_output``) into pydantic models.
+"""The LLM extractor: a chat model's structured output (``memory_graph.structured``) into pydantic models.
 
-On any failure (timeout, refusal, malformed output) it retries once, then falls back to the rule
-extractor; the observation is stored either way. When the turn's model deadline has passed
-(``ModelDeadlineExceeded``, see ``memory_graph.deadline``) it does not retry: the rule extractor answers.
-Relative dates in ``when`` resolve against the observation's time with ``dateparser``. The assistant's own turns are never sent for extraction.
+The request shape is ``Context.structured_output``; the answer is parsed tolerantly (reasoning blocks, code
+fences, text around the JSON). On any failure (timeout, refusal, malformed output) it retries once (after an
+unusable answer with the reason), then falls back to the rule extractor and logs what was dropped; the
+observation is stored either way. When the turn's model deadline has passed (``ModelDeadlineExceeded``, see
+``memory_graph.deadline``) it does not retry: the rule extractor answers. Relative dates in ``when`` resolve
+against the observation's time with ``dateparser``. The assistant's own turns are never sent for extraction.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Literal
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from memory_graph.deadline import ModelDeadlineExceeded
+from memory_graph import structured
 from memory_graph.extract import rules
 from memory_graph.records import MemoryRecord, Observation
 from memory_graph.timeutil import parse_time, resolve_relative, to_iso
@@ -53,27 +55,35 @@ class Extraction(BaseModel):
     facts: list[ExtractedFact] = Field(default_factory=list)
 
 
-def extract(model: BaseChatModel, observation: Observation, retries: int = 1) -> list[MemoryRecord]:
+def extract(model: BaseChatModel, observation: Observation, retries: int = 1, *, mode: str = "auto",
+            fallbacks: list[dict[str, Any]] | None = None) -> list[MemoryRecord]:
     """Records of ``observation`` from the chat model, or from the rule extractor (``extractor="rules-fallback"``)
-    if the model fails ``retries + 1`` times or the model deadline passes (``ModelDeadlineExceeded``)."""
+    if the model fails ``retries + 1`` times or the model deadline passes (``ModelDeadlineExceeded``).
+
+    Args:
+        mode: ``Context.structured_output`` (the request shape, see ``memory_graph.structured``).
+        fallbacks: when given, a fallback appends ``{"step": "extract", "observation_id", "ref", "method",
+            "attempts", "reason", "records"}`` to it (``reason``: ``structured.Reason``; ``records``: how many
+            the rule extractor formed instead). It is also logged as a warning.
+
+    Raises:
+        InvalidInputError: an unknown ``mode``.
+    """
     if rules.is_assistant(observation.speaker):
         return []
-    structured = model.with_structured_output(Extraction)
     prompt = [("system", SYSTEM), ("human", f"Speaker: {observation.speaker}\nTime: {observation.time}\nMessage: {observation.text}")]
-    for attempt in range(retries + 1):
-        try:
-            result = structured.invoke(prompt)
-            if isinstance(result, dict):
-                result = Extraction.model_validate(result)
-            if not isinstance(result, Extraction):
-                raise TypeError(f"unexpected structured output {type(result).__name__}")
-            return [_to_record(f, observation) for f in result.facts if f.value.strip() and f.attribute.strip()]
-        except ModelDeadlineExceeded:
-            log.info("no time left for LLM extraction: the rule extractor answers")
-            break
-        except Exception as exc:  # noqa: BLE001 - any model failure falls back
-            log.warning("LLM extraction failed (attempt %d): %s", attempt + 1, exc)
-    return [r.model_copy(update={"extractor": "rules-fallback"}) for r in rules.extract(observation)]
+    outcome = structured.invoke(model, Extraction, prompt, mode=mode, retries=retries)
+    if outcome.value is not None:
+        return [_to_record(f, observation) for f in outcome.value.facts if f.value.strip() and f.attribute.strip()]
+    records = [r.model_copy(update={"extractor": "rules-fallback"}) for r in rules.extract(observation)]
+    log.warning("LLM extraction dropped for observation %s (ref %s): %s after %d attempt(s) [%s]; the rule extractor "
+                "formed %d record(s) instead", observation.id, observation.ref, outcome.reason, outcome.attempts,
+                " | ".join(outcome.errors), len(records))
+    if fallbacks is not None:
+        fallbacks.append({"step": "extract", "observation_id": observation.id, "ref": observation.ref,
+                          "method": outcome.method, "attempts": outcome.attempts, "reason": outcome.reason,
+                          "records": len(records)})
+    return records
 
 
 def _to_record(fact: ExtractedFact, obs: Observation) -> MemoryRecord:
