@@ -14,6 +14,7 @@ scale-out path, issue 13).
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ from memory_graph.records import searchable_text
 
 if TYPE_CHECKING:
     from memory_graph.store.ledger import Ledger
+
+log = logging.getLogger(__name__)
 
 LEXICAL_K = 10
 LEXICAL_MAX_MEMORIES = 20_000
@@ -37,12 +40,17 @@ class LexicalIndex:
 
     def __init__(self) -> None:
         self._built: dict[str, tuple[tuple[int, int], list[str], Any]] = {}
+        self._too_large: set[str] = set()
         self._lock = threading.Lock()
 
     def search(self, ledger: Ledger, namespace: str, query: str, k: int = LEXICAL_K) -> list[str]:
         """Ids of the ``k`` memories of ``namespace`` (any status) with the highest positive BM25 score for
         ``query``, best first; empty when nothing shares a word with it or the namespace is too large."""
         version = ledger.memories_version(namespace)
+        if version[0] > LEXICAL_MAX_MEMORIES and namespace not in self._too_large:
+            self._too_large.add(namespace)  # said once per namespace and process, not per recall
+            log.warning("namespace %r has %d memories (over %d): no BM25 candidates for it (issue 13: a persistent "
+                        "inverted index is the way past this)", namespace, version[0], LEXICAL_MAX_MEMORIES)
         if version[0] == 0 or version[0] > LEXICAL_MAX_MEMORIES:
             return []
         with self._lock:
