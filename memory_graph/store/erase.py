@@ -12,7 +12,8 @@
    link or event whose reason quotes erased text loses that text.
 4. a memory that only erased memories had superseded or retracted becomes current again (``_restore_heads``:
    what replaced it no longer exists, so nothing newer is known; erasing "I moved to Porto" makes "I live in
-   Lisbon" current again).
+   Lisbon" current again), unless a newer version survives above the erased one: then the old one stays
+   superseded, now by that version (``chain_bridges``: erasing Porto in Lisbon -> Porto -> Berlin).
 
 Then the vectors: the index records are queued in ``index_deletes`` inside the same transaction (so a crash
 before they are dropped is finished by the next open) and dropped, Chroma's own log is purged of their vectors
@@ -102,12 +103,18 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         return any(n in low for n in lowered)
 
     mset, oset = set(mem_ids), set(obs_ids)
-    ended_by_erased = set()
+    ended_by: dict[str, list[str]] = {}  # a surviving memory -> the erased memories that ended it
+    replaced_by: dict[str, str] = {}  # an erased memory -> the memory that superseded it
     for start in range(0, len(mem_ids), 400):
         chunk = mem_ids[start : start + 400]
-        ended_by_erased |= {r["dst_id"] for r in cur.execute(
-            f"SELECT dst_id FROM links WHERE namespace=? AND type IN ('supersedes','retracts') AND src_id IN "
-            f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchall()}
+        marks = ",".join("?" * len(chunk))
+        for r in cur.execute(f"SELECT src_id, dst_id FROM links WHERE namespace=? AND type IN ('supersedes','retracts') "
+                             f"AND src_id IN ({marks})", (ns, *chunk)).fetchall():
+            ended_by.setdefault(r["dst_id"], []).append(r["src_id"])
+        for r in cur.execute(f"SELECT src_id, dst_id FROM links WHERE namespace=? AND type='supersedes' AND dst_id IN "
+                             f"({marks})", (ns, *chunk)).fetchall():
+            replaced_by[r["dst_id"]] = r["src_id"]
+    bridges = chain_bridges(ended_by, replaced_by, mset)
     for start in range(0, max(len(mem_ids), 1), 400):
         chunk = mem_ids[start : start + 400]
         if not chunk:
@@ -125,7 +132,13 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         cur.execute(f"DELETE FROM observations WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
     cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id) VALUES ('memories', ?)", [(m,) for m in mem_ids])
     cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id) VALUES ('observations', ?)", [(o,) for o in obs_ids])
-    restored = _restore_heads(cur, ns, sorted(ended_by_erased - mset))
+    for older, newer in sorted(bridges.items()):  # the chain closes over the erased link: the old value stays replaced
+        cur.add_link(ns, newer, older, "supersedes", "re-linked: the version between them was erased")
+        # it held until the surviving version began (what the erased one said of its end is gone with it)
+        cur.execute("UPDATE memories SET valid_to=(SELECT valid_from FROM memories WHERE namespace=? AND id=?), "
+                    "updated_at=?, indexed=0 WHERE namespace=? AND id=?", (ns, newer, now_iso(), ns, older))
+        cur.add_event(ns, older, "relinked", reason="the version that replaced it was erased; superseded by the next")
+    restored = _restore_heads(cur, ns, sorted(set(ended_by) - mset - set(bridges)))
     erased_recalls = 0
     for rec in cur.execute("SELECT id, query, candidates, chosen FROM recalls WHERE namespace=?", (ns,)).fetchall():
         if quotes(rec["query"]):
@@ -143,6 +156,32 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         if quotes(row["detail"]):
             cur.execute("UPDATE events SET detail='{}' WHERE id=?", (row["id"],))
     return {"recalls": erased_recalls, "restored": len(restored)}
+
+
+def chain_bridges(ended_by: dict[str, list[str]], replaced_by: dict[str, str], erased: set[str]) -> dict[str, str]:
+    """Surviving memories that an erased memory had superseded while a newer version survives above it:
+    ``{older id: newest surviving successor}``. Erasing the middle of Lisbon -> Porto -> Berlin must leave Lisbon
+    superseded, now by Berlin, not make it current beside Berlin (breaker run, issue 14). Pure.
+
+    Args:
+        ended_by: surviving memory -> the erased memories that superseded or retracted it.
+        replaced_by: erased memory -> the memory that superseded it (erased or not).
+        erased: every erased memory id.
+    """
+    out: dict[str, str] = {}
+    for older, enders in ended_by.items():
+        if older in erased:
+            continue
+        for ender in enders:
+            seen: set[str] = set()
+            nxt = replaced_by.get(ender)
+            while nxt is not None and nxt in erased and nxt not in seen:
+                seen.add(nxt)
+                nxt = replaced_by.get(nxt)
+            if nxt is not None and nxt not in erased and nxt != older:
+                out[older] = nxt
+                break
+    return out
 
 
 def _restore_heads(cur: Tx, ns: str, ids: list[str]) -> list[str]:
