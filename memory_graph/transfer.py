@@ -50,7 +50,15 @@ _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _ID = re.compile(r"[\x21-\x7e]{1,64}")
 
 
+MAX_TEXT_CHARS = 1_000_000
+"""Longest text a record may hold: what ``observe`` accepts in one message (``nodes.MAX_OBSERVATION_CHARS``)."""
+MAX_INT = 2**53
+"""Largest integer a record may hold (what JSON carries exactly and both ledgers store)."""
+
+
 def _text(value: str) -> str:
+    if len(value) > MAX_TEXT_CHARS:
+        raise ValueError(f"is longer than {MAX_TEXT_CHARS:,} characters (observe's limit for one message)")
     if "\x00" in value:
         raise ValueError("contains a NUL byte")
     try:
@@ -93,7 +101,8 @@ Text = Annotated[str, AfterValidator(_text)]
 Time = Annotated[str, AfterValidator(_time)]
 Id = Annotated[str, AfterValidator(_id)]
 User = Annotated[str, AfterValidator(_user)]
-Count = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[float, Field(ge=0, le=MAX_INT, allow_inf_nan=False)]
+Whole = Annotated[int, Field(ge=0, le=MAX_INT)]
 
 
 class _Record(BaseModel):
@@ -147,7 +156,7 @@ class MemoryRecordOut(_Record):
     polarity: Annotated[int, Field(ge=-1, le=1)] = 1
     multi: bool = False
     frame: Text = ""
-    tokens: Annotated[int, Field(ge=0)]
+    tokens: Whole
     created_at: Time
     updated_at: Time
     provenance: list[Source] = Field(default_factory=list)
@@ -184,8 +193,8 @@ class StatsRecord(_Record):
 class SchemaVoteRecord(_Record):
     type: Literal["schema_vote"]
     attribute: Text
-    replacements: Annotated[int, Field(ge=0)] = 0
-    coexist: Annotated[int, Field(ge=0)] = 0
+    replacements: Whole = 0
+    coexist: Whole = 0
 
 
 class RecallRecord(_Record):
@@ -194,7 +203,7 @@ class RecallRecord(_Record):
     query: Text
     as_of: Time | None = None
     task: Text | None = None
-    budget: Annotated[int, Field(ge=1)]
+    budget: Annotated[int, Field(ge=1, le=MAX_INT)]
     candidates: list[dict[str, Any]] = Field(default_factory=list)
     chosen: list[Id] = Field(default_factory=list)
     created_at: Time
@@ -361,13 +370,25 @@ def validate_records(numbered: Iterable[tuple[int, Any]]) -> tuple[Header, list[
         except ValidationError as exc:
             raise InvalidInputError(f"line {line}: {raw['type']} {_describe(exc)}") from None
         lines.append(line)
+    _check_counts(header, records)
     observations = {r.id for r in records if isinstance(r, ObservationRecord)}
     memories = {r.id for r in records if isinstance(r, MemoryRecordOut)}
     recalls = {r.id for r in records if isinstance(r, RecallRecord)}
+    seen: set[tuple[str, str]] = set()
     for line, r in zip(lines, records, strict=True):
+        rid = getattr(r, "id", None)
+        kind = r.model_dump(include={"type"})["type"]
+        if rid is not None and (kind, rid) in seen:
+            raise InvalidInputError(f"line {line}: {kind} {rid!r} appears twice in the export")
+        if rid is not None:
+            seen.add((kind, rid))
         missing = None
         if isinstance(r, MemoryRecordOut):
+            if r.valid_to is not None and r.valid_to < r.valid_from:
+                raise InvalidInputError(f"line {line}: memory {r.id!r} ends ({r.valid_to}) before it begins ({r.valid_from})")
             missing = next((s.observation_id for s in r.provenance if s.observation_id not in observations), None)
+        elif isinstance(r, LinkRecord):  # a link joins two memories of this export, never ids of the target's users
+            missing = next((m for m in (r.src_id, r.dst_id) if m not in memories), None)
         elif isinstance(r, (StatsRecord, EventRecord)) and r.memory_id is not None \
                 and r.memory_id not in memories and r.memory_id not in observations:  # a raw message shown too
             missing = r.memory_id
@@ -377,6 +398,21 @@ def validate_records(numbered: Iterable[tuple[int, Any]]) -> tuple[Header, list[
             kind = r.model_dump(include={"type"})["type"]
             raise InvalidInputError(f"line {line}: {kind} refers to {missing!r}, which is not in the export")
     return header, records
+
+
+def _check_counts(header: Header, records: list[_Record]) -> None:
+    """The records of each kind must be as many as the header says (a file cut at a line end reads as valid JSON
+    Lines: the counts are what shows it; breaker run)."""
+    if not header.counts:
+        return
+    found: dict[str, int] = {}
+    for r in records:
+        kind = r.model_dump(include={"type"})["type"]
+        found[kind] = found.get(kind, 0) + 1
+    for kind in sorted(set(header.counts) | set(found)):
+        if header.counts.get(kind, 0) != found.get(kind, 0):
+            raise InvalidInputError(f"the export holds {found.get(kind, 0)} {kind} records but its header says "
+                                    f"{header.counts.get(kind, 0)} (a cut or edited file?); nothing was imported")
 
 
 def parse_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:

@@ -259,3 +259,29 @@ def test_cli_export_and_import(source: dict[str, Any], tmp_path: Path, fake_embe
     assert not fresh.exists()  # every file is checked before a store is opened
     one_error(["export", "--store", str(tmp_path / "nostore"), "--user", "alice"], 1, "does not exist")
     one_error(["export", "--store", str(source["path"]), "--out", str(tmp_path)], 2, "is a folder")
+
+
+def test_cut_duplicated_or_foreign_records_are_refused(source: dict[str, Any], tmp_path: Path) -> None:
+    """Breaker run: a file cut at a line end imported part of itself; a link could name another user's ids; an id
+    twice, an end before the start and a count beyond what a ledger stores were let through."""
+    records = source["records"]
+    last_memory = max(i for i, r in enumerate(records) if r["type"] == "memory")
+    link = next(i for i, r in enumerate(records) if r["type"] == "link")
+    with _open(tmp_path / "target") as mem:
+        with pytest.raises(InvalidInputError, match="header says"):
+            import_records(mem.store, records[:last_memory])  # cut after some memories
+        cases = [
+            (lambda rs: rs.insert(last_memory + 1, dict(rs[last_memory])), "appears twice"),
+            (lambda rs: rs[link].update(dst_id=source["bob_ids"][0]), "not in the export"),
+            (lambda rs: rs[last_memory].update(valid_to="2000-01-01T00:00:00Z"), "before it begins"),
+            (lambda rs: rs[last_memory].update(tokens=10**30), "tokens"),
+            (lambda rs: rs[last_memory].update(text="x" * 1_000_001), "1,000,000 characters"),
+        ]
+        for change, needle in cases:
+            changed = [dict(r) for r in records]
+            change(changed)
+            if needle == "appears twice":
+                changed[0] = {**changed[0], "counts": {**changed[0]["counts"], "memory": changed[0]["counts"]["memory"] + 1}}
+            with pytest.raises(InvalidInputError, match=needle):
+                import_records(mem.store, changed)
+    _nothing_written(tmp_path / "target")
