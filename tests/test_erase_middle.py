@@ -37,3 +37,14 @@ def test_erasing_the_middle_version(tmp_path: Path) -> None:
         # erasing the head now restores the old value
         mem.forget(berlin, hard=True)
         assert mem.inspect(lisbon)["status"] == "current"
+
+
+def test_a_soft_forget_is_held_at_no_time(tmp_path: Path) -> None:
+    """Breaker run: forget(id) ended the memory "now", so any earlier as_of showed it as current."""
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        pin = mem.observe("My bank PIN is 4921.", time="2025-01-01T10:00:00Z")[0]["id"]
+        mem.forget(pin)
+        assert mem.inspect(pin)["status"] == "retracted"
+        assert "4921" not in mem.recall("What is my bank PIN?", as_of="2025-06-01T00:00:00Z").context
+        assert "4921" not in mem.recall("What is my bank PIN?").context

@@ -180,10 +180,11 @@ class Tx:
         self.add_link(ns, new_id_, old_id, "contests", reason)
 
     def retract(self, ns: str, memory_id: str, reason: str) -> None:
-        """Soft forget: status ``retracted``, ``valid_to`` now unless it already ended, an event."""
-        now = now_iso()
-        self._cur.execute("UPDATE memories SET status='retracted', valid_to=COALESCE(valid_to, ?), updated_at=?, "
-                          "indexed=0 WHERE id=? AND namespace=?", (now, now, memory_id, ns))
+        """Soft forget: status ``retracted``, ``valid_to = valid_from`` (held at no time, so no ``as_of`` recall
+        shows it, as for a forget request; ending it "now" let every earlier ``as_of`` show it as current: breaker
+        run), an event."""
+        self._cur.execute("UPDATE memories SET status='retracted', valid_to=valid_from, updated_at=?, "
+                          "indexed=0 WHERE id=? AND namespace=?", (now_iso(), memory_id, ns))
         self.add_event(ns, memory_id, "status:retracted", reason=reason)
 
     def set_retention(self, ns: str, memory_id: str, target: str, from_: str, reason: str) -> None:
