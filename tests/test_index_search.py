@@ -160,3 +160,17 @@ def test_an_index_made_before_the_split_is_split_on_open(tmp_path: Path) -> None
             assert store.index.memories.held.metadata["layout"] == 2
     finally:
         store.release()
+
+
+def test_a_memory_lost_from_the_index_is_indexed_again_on_its_next_update(tmp_path: Path) -> None:
+    """Breaker run: a failed index write left a memory in neither collection, and a later status change marked it
+    indexed, so it could never be recalled until a reindex."""
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        pin = mem.observe("My locker code is 4921.", time="2025-01-01T10:00:00Z")[0]["id"]
+        with mem.store.session():
+            mem.store.index.memories.delete([pin])  # the write that was lost
+        mem.forget(pin)  # a status change: sync_metadata finds it in neither part
+        held, replaced = _part_ids(mem.store)
+        assert pin in replaced
+        assert mem.store.ledger.query("SELECT indexed FROM memories WHERE id=?", (pin,))[0]["indexed"] == 1

@@ -511,10 +511,14 @@ class Store:
         with self.session():
             rows = self.ledger.query(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))
             good, metas, bad = self._metadata(rows, memory_metadata)
+            lost: list[str] = []
             if good:
-                VectorIndex.update_metadata(self.index.memories, [r["id"] for r in good], metas)
+                lost = VectorIndex.update_metadata(self.index.memories, [r["id"] for r in good], metas)
                 self._wrote_index()
-            self._mark_indexed("memories", [r["id"] for r in good], bad)
+            self._mark_indexed("memories", [r["id"] for r in good if r["id"] not in set(lost)], bad)
+            if lost:  # not in the index (an earlier write failed): index them now rather than mark them done
+                log.warning("%d memories were missing from the vector index; indexing them again", len(lost))
+                self.index_memories(lost)
 
     def _index_rows(self, table: str, ids: Sequence[str], sql: str, metadata: Callable[[Any], dict[str, Any]],
                     text_of: Callable[[Any], str] = lambda r: str(r["text"])) -> int:

@@ -146,9 +146,13 @@ class VectorIndex:
             )
 
     @staticmethod
-    def update_metadata(collection: Any, ids: Sequence[str], metadatas: Sequence[dict[str, Any]]) -> None:
-        if ids:
-            collection.update(ids=list(ids), metadatas=list(metadatas))
+    def update_metadata(collection: Any, ids: Sequence[str], metadatas: Sequence[dict[str, Any]]) -> list[str]:
+        """Update the metadata of ``ids``; returns those the index does not hold (a failed write lost them: the
+        caller indexes them again). Only a :class:`PartitionedCollection` can tell; a plain one returns []."""
+        if not ids:
+            return []
+        missing = collection.update(ids=list(ids), metadatas=list(metadatas))
+        return list(missing) if isinstance(missing, list) else []
 
     @staticmethod
     def delete(collection: Any, ids: Sequence[str]) -> None:
@@ -276,7 +280,9 @@ class PartitionedCollection:
                 other = self.replaced if part is self.held else self.held
                 other.delete(ids=[ids[k] for k in chosen])  # a record is in one part only
 
-    def update(self, ids: list[str], metadatas: list[dict[str, Any]]) -> None:
+    def update(self, ids: list[str], metadatas: list[dict[str, Any]]) -> list[str]:
+        """Update records' metadata, moving each whose status changed sides; returns the ids in neither part."""
+        absent: list[str] = []
         for part in self.parts:
             chosen = {ids[k]: metadatas[k] for k in range(len(ids)) if self.part_of(metadatas[k]) is part}
             if not chosen:
@@ -291,6 +297,8 @@ class PartitionedCollection:
                 part.upsert(ids=moving["ids"], embeddings=np.asarray(moving["embeddings"], dtype=np.float32),
                             metadatas=[chosen[i] for i in moving["ids"]])
                 other.delete(ids=moving["ids"])
+            absent += [i for i in missing if i not in set(moving["ids"])]
+        return absent
 
     def delete(self, ids: list[str]) -> None:
         for part in self.parts:
