@@ -8,7 +8,8 @@ times faster. The vectors are the same as sentence-transformers' (cosine >= 0.99
 tokenizer, 256-token truncation, mean pooling, L2 normalisation), so a store built by either backend is queried
 by the other unchanged. Any other sentence-transformers model name or local path runs through
 sentence-transformers, as does the default when the export cannot be made (``onnx`` missing, read-only cache):
-a warning is logged and nothing else changes. ``MEMORY_GRAPH_EMBEDDER=torch`` forces sentence-transformers.
+a warning is logged and nothing else changes; a cache file that cannot be loaded is exported again.
+``MEMORY_GRAPH_EMBEDDER=torch`` forces sentence-transformers.
 
 Cache folder: ``$MEMORY_GRAPH_CACHE``, else ``$XDG_CACHE_HOME/memory-graph``, else ``~/.cache/memory-graph``.
 
@@ -220,16 +221,34 @@ def export_onnx(model_dir: str, dest: Path) -> None:
 def _default_embedder() -> Embedder:
     """The packaged MiniLM through ONNX (exporting it on first use), else through sentence-transformers."""
     model_dir = packaged_model_path()
-    if os.environ.get("MEMORY_GRAPH_EMBEDDER", "").strip().lower() != "torch":
+    backend = os.environ.get("MEMORY_GRAPH_EMBEDDER", "").strip().lower()
+    if backend not in ("", "onnx", "torch"):
+        log.warning("MEMORY_GRAPH_EMBEDDER=%r is neither 'onnx' nor 'torch'; using onnx", backend)
+    if backend != "torch":
         try:
             path = onnx_path_for(model_dir)
-            if not path.exists():
-                log.info("exporting %s to ONNX at %s (once)", DEFAULT_NAME, path)
-                export_onnx(model_dir, path)
+            if path.exists():
+                try:
+                    return OnnxEmbedder(model_dir, path)
+                except Exception as exc:  # a damaged cache file: replace it once (breaker run)
+                    log.warning("the cached ONNX model %s cannot be loaded (%s); exporting it again", path, exc)
+                    _remove(path)
+            log.info("exporting %s to ONNX at %s (once)", DEFAULT_NAME, path)
+            export_onnx(model_dir, path)
             return OnnxEmbedder(model_dir, path)
         except Exception as exc:  # any failure here only costs speed: fall back to the reference backend
             log.warning("ONNX embedder unavailable (%s); using sentence-transformers", exc)
     return SentenceTransformerEmbedder("")
+
+
+def _remove(path: Path) -> None:
+    """Delete a damaged cache entry (a file, or a folder where the file belongs)."""
+    import shutil
+
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 @lru_cache(maxsize=4)

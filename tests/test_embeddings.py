@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from memory_graph.embeddings import OnnxEmbedder, SentenceTransformerEmbedder, get_embedder, mean_pool
 
@@ -35,3 +39,22 @@ def test_onnx_vectors_match_sentence_transformers() -> None:
     # order is kept although batches are sorted by length inside
     assert np.allclose(onnx.embed(texts[::-1])[::-1], got, atol=1e-5)
     assert onnx.embed([]).shape == (0, 384)
+
+
+def test_a_damaged_cache_file_is_exported_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Breaker run: a truncated export made every later process fall back to torch (5 s more) and warn again."""
+    from memory_graph import embeddings
+
+    get_embedder("")  # the real export exists in the user's cache from here on
+    real = embeddings.onnx_path_for(embeddings.packaged_model_path())
+    monkeypatch.setenv("MEMORY_GRAPH_CACHE", str(tmp_path))
+    damaged = embeddings.onnx_path_for(embeddings.packaged_model_path())
+    assert damaged != real
+    damaged.parent.mkdir(parents=True)
+    damaged.write_bytes(b"not an onnx file")
+    exports: list[Path] = []
+    monkeypatch.setattr(embeddings, "export_onnx",
+                        lambda model_dir, dest: exports.append(dest) or shutil.copyfile(real, dest))
+    made = embeddings._default_embedder()
+    assert isinstance(made, OnnxEmbedder) and exports == [damaged]
+    assert made.embed(["x"]).shape == (1, 384)
