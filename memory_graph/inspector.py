@@ -24,7 +24,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 
@@ -54,13 +54,37 @@ def chains(links: Iterable[dict[str, Any]]) -> tuple[dict[str, str], dict[str, s
 
 
 def chain_of(memory_id: str, newer: dict[str, str], older: dict[str, str]) -> list[str]:
-    """The supersession chain through ``memory_id``, oldest first (a cycle is cut where it closes)."""
-    chain = [memory_id]
-    while (prev := older.get(chain[0])) is not None and prev not in chain:
-        chain.insert(0, prev)
-    while (nxt := newer.get(chain[-1])) is not None and nxt not in chain:
+    """The supersession chain through ``memory_id``, oldest first (a cycle is cut where it closes). O(chain)."""
+    seen = {memory_id}
+    first = memory_id
+    while (prev := older.get(first)) is not None and prev not in seen:
+        seen.add(prev)
+        first = prev
+    chain, seen = [first], {first}
+    while (nxt := newer.get(chain[-1])) is not None and nxt not in seen:
+        seen.add(nxt)
         chain.append(nxt)
-    return chain
+    return chain if memory_id in seen else [memory_id]
+
+
+CHAIN_WINDOW = 25
+"""Versions a memory's page entry carries on each side of it (the whole chain's length is ``chain_total``): a
+fact updated thousands of times made a page of hundreds of MB, each version carrying the whole chain (breaker run)."""
+
+
+def chain_windows(ids: Iterable[str], newer: dict[str, str], older: dict[str, str]) -> dict[str, tuple[list[str], int]]:
+    """``{id: (window of its chain around it, oldest first; the chain's length)}`` for every id, each chain
+    walked once: O(memories), where one walk per memory was O(chain) each."""
+    out: dict[str, tuple[list[str], int]] = {}
+    for memory_id in ids:
+        if memory_id in out:
+            continue
+        chain = chain_of(memory_id, newer, older)
+        members = chain if memory_id in chain else [memory_id]
+        for position, member in enumerate(members):
+            start = max(0, position - CHAIN_WINDOW)
+            out.setdefault(member, (members[start : position + CHAIN_WINDOW + 1], len(members)))
+    return out
 
 
 def _stat(row: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +99,8 @@ def page_data(records: Iterable[dict[str, Any]], recent: int = RECENT_RECALLS) -
     Returns ``{"user", "generated_at", "counts": {"observations", "memories": {status: n}}, "memories": [...],
     "recalls": [...]}``. Memories newest first (``valid_from``), each with its fields, ``recorded`` (when the
     ledger wrote it, UTC), ``provenance`` (``observation_id, ref, time, speaker, text``), ``superseded_by``,
-    ``chain`` (ids, oldest first), ``links`` (``relation, other, direction, reason, at``), ``stats`` (task class ->
+    ``chain`` (ids, oldest first: up to ``CHAIN_WINDOW`` versions each side of it), ``chain_total`` (the whole
+    chain's length), ``links`` (``relation, other, direction, reason, at``), ``stats`` (task class ->
     ``shown, credited, blamed, unrewarded, mean``; ``overall`` for all tasks), ``usefulness`` (the overall Beta
     posterior mean of "helps when shown", 0.5 with no evidence), ``events`` (``event, detail, at``) and ``search``
     (the lower-cased text the search box matches). Recalls: the ``recent`` newest, newest first, each with its
@@ -112,6 +137,7 @@ def page_data(records: Iterable[dict[str, Any]], recent: int = RECENT_RECALLS) -
             events.setdefault(e["memory_id"], []).append(
                 {"event": e["event"], "at": e["created_at"],
                  "detail": json.dumps(detail, ensure_ascii=False, sort_keys=True) if detail not in (None, {}, "") else ""})
+    windows = chain_windows([m["id"] for m in memories], newer, older)
     out_memories = []
     for m in sorted(memories, key=lambda m: (m["valid_from"], m.get("created_at", "")), reverse=True):
         mid = m["id"]
@@ -127,7 +153,7 @@ def page_data(records: Iterable[dict[str, Any]], recent: int = RECENT_RECALLS) -
         superseded_by = ended_by.get(mid) if m["status"] not in LIVE_STATUSES else None
         view.update(
             recorded=m.get("created_at"), provenance=sources, superseded_by=superseded_by,
-            chain=chain_of(mid, newer, older), links=link_views.get(mid, []), stats=mstats,
+            chain=windows[mid][0], chain_total=windows[mid][1], links=link_views.get(mid, []), stats=mstats,
             usefulness=mstats.get("overall", {}).get("mean", 0.5), events=events.get(mid, []),
             search=" ".join(str(m.get(k) or "") for k in ("id", "text", "value", "subject", "attribute", "scope",
                                                             "source", "status", "retention")).lower(),
@@ -273,7 +299,8 @@ def make_server(page: Callable[[], str], port: int = 0, host: str = "127.0.0.1")
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet: the CLI prints its own line
             return
 
-    server = HTTPServer((host, port), Handler)
+    server = ThreadingHTTPServer((host, port), Handler)  # an idle connection must not hold the page (breaker run)
+    server.daemon_threads = True
     return server
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fakes import StemBagEmbedder
+
 from memory_graph import Memory
 from memory_graph.store.erase import chain_bridges
 

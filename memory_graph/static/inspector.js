@@ -68,12 +68,16 @@
     var shown = 0;
     data.memories.forEach(function (m) {
       var ok = (!status || m.status === status) && words.every(function (w) { return m.search.indexOf(w) >= 0; });
-      items[m.id].hidden = !ok;
+      if (items[m.id].hidden === ok) items[m.id].hidden = !ok;  // touch only what changes: 10k rows re-laid out per key were 2 s
       if (ok) shown++;
     });
     document.getElementById("match-count").textContent = shown + " of " + data.memories.length + " memories";
   }
-  search.addEventListener("input", applyFilter);
+  var pending = null;
+  search.addEventListener("input", function () {  // once typing pauses, not per key
+    if (pending) clearTimeout(pending);
+    pending = setTimeout(function () { pending = null; applyFilter(); }, 150);
+  });
   statusFilter.addEventListener("change", applyFilter);
   applyFilter();
 
@@ -130,6 +134,9 @@
     pane.appendChild(facts(m));
     pane.appendChild(el("h3", {text: "Supersession chain (oldest first)"}));
     pane.appendChild(m.chain.length > 1 ? chainView(m) : el("p", {"class": "hint", text: "Not part of a supersession chain."}));
+    if (m.chain_total > m.chain.length) {
+      pane.appendChild(el("p", {"class": "hint", text: "Showing the " + m.chain.length + " versions nearest this one of " + m.chain_total + "."}));
+    }
     pane.appendChild(el("h3", {text: "Ledger: times shown, credited, blamed"}));
     pane.appendChild(statsView(m));
     pane.appendChild(el("h3", {text: "Sources (provenance)"}));
