@@ -156,9 +156,12 @@ def route(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
         plan.append("extract")
     if state.query.strip() or newest_human is not None:
         plan.append("retrieve")
-    # one deadline for every model call of this run (extraction, LLM linker); a caller's is used as given
+    # one deadline for every model call of this run (extraction, LLM linker); a caller's is used as given. A batch
+    # of messages (observe_many, ingest) gets the budget once per message: one budget for 32 messages made a slow
+    # local model fall back to the rules for most of a batch (breaker run)
     ctx = _ctx(runtime)
-    return {"plan": plan, "turn_deadline": deadline_mod.resolve(state.deadline, ctx.model_deadline_s), "deadline": None,
+    seconds = ctx.model_deadline_s * max(1, len(state.observations))
+    return {"plan": plan, "turn_deadline": deadline_mod.resolve(state.deadline, seconds), "deadline": None,
             "model_fallbacks": []}
 
 
@@ -243,6 +246,8 @@ def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     proposals = (llm_linker.propose_all(model, store, ctx.user_id, records, mode=ctx.structured_output, fallbacks=fallbacks)
                  if model is not None else {})
     actions = linking.link_records(store, ctx, records, processed=state.observed, proposals=proposals)
+    if actions:  # a store that grew in this process keeps good query plans (stale statistics cost 2x per recall)
+        store.ledger.analyze_if_stale()
     formed = []
     for action in actions:
         r = action.pop("record")

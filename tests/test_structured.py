@@ -307,3 +307,17 @@ def test_a_broken_linker_answer_is_retried_then_the_rules_decide(tmp_path: Any, 
     assert [f["action"] for f in formed] == ["new"]
     assert [(f["step"], f["ref"], f["reason"], f["attempts"]) for f in fallbacks] == [("link", "m2", "invalid_output", 2)]
     assert any("LLM link proposal dropped" in r.getMessage() and "m2" in r.getMessage() for r in caplog.records)
+
+
+def test_answers_past_the_schemas_bounds_are_invalid_output() -> None:
+    """Breaker run: 3,000 facts for two lines, and one fact of 1.2M characters, were taken as they came."""
+    from memory_graph.extract.llm import MAX_FACT_CHARS, MAX_FACTS
+
+    fact = {"subject": "self", "attribute": "location", "value": "Porto", "text": "The user lives in Porto."}
+    with pytest.raises(ModelOutputError):
+        structured.parse_output(json.dumps({"facts": [fact] * (MAX_FACTS + 1)}), Extraction)
+    with pytest.raises(ModelOutputError):
+        structured.parse_output(json.dumps({"facts": [{**fact, "text": "x" * (MAX_FACT_CHARS + 1)}]}), Extraction)
+    assert len(structured.parse_output(json.dumps({"facts": [fact] * MAX_FACTS}), Extraction).facts) == MAX_FACTS
+    schema = Extraction.model_json_schema()
+    assert schema["properties"]["facts"]["maxItems"] == MAX_FACTS  # the model is told the bounds too

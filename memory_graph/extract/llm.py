@@ -34,25 +34,33 @@ SYSTEM = (
 )
 
 
+MAX_FACTS = 50
+"""Facts one message may yield; an answer with more is invalid output (retried once, then the rules). Bounds
+here are also in the JSON schema the model gets: a model once answered 3,000 facts for two lines, and one fact of
+1.2M characters (breaker run)."""
+MAX_FACT_CHARS = 2_000
+MAX_FIELD_CHARS = 500
+
+
 class ExtractedFact(BaseModel):
     """One fact as the LLM returns it."""
 
     kind: Literal["state", "preference", "event", "note"] = "state"
-    subject: str = Field(description="'self' for the speaker, else the person's name")
-    attribute: str
-    value: str
-    scope: str = ""
+    subject: str = Field(description="'self' for the speaker, else the person's name", max_length=MAX_FIELD_CHARS)
+    attribute: str = Field(max_length=MAX_FIELD_CHARS)
+    value: str = Field(max_length=MAX_FIELD_CHARS)
+    scope: str = Field("", max_length=MAX_FIELD_CHARS)
     negated: bool = False
     multi_valued: bool = False
     update: bool = Field(False, description="the message says this changed")
-    when: str | None = None
-    text: str = Field(description="the fact as one third-person sentence")
+    when: str | None = Field(None, max_length=MAX_FIELD_CHARS)
+    text: str = Field(description="the fact as one third-person sentence", max_length=MAX_FACT_CHARS)
 
 
 class Extraction(BaseModel):
     """All facts of one message."""
 
-    facts: list[ExtractedFact] = Field(default_factory=list)
+    facts: list[ExtractedFact] = Field(default_factory=list, max_length=MAX_FACTS)
 
 
 def extract(model: BaseChatModel, observation: Observation, retries: int = 1, *, mode: str = "auto",
