@@ -68,7 +68,19 @@ class MemoryRetriever(BaseRetriever):
     _owns_memory: bool = PrivateAttr(default=False)
 
     def __init__(self, **data: Any) -> None:
-        super().__init__(**data)
+        from pydantic import ValidationError
+
+        as_of = data.get("as_of")
+        if as_of is not None and not isinstance(as_of, (datetime, str)):  # pydantic would read 12345 as 1970
+            raise InvalidInputError(f"as_of must be a datetime or an ISO-8601 string, got {type(as_of).__name__}")
+        if data.get("memory") is not None and "user_id" in data and data["user_id"] != data["memory"].context.user_id:
+            raise InvalidInputError("user_id is the memory's own when memory is given; leave it out")
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:  # a wrong type (budget_tokens=1.5, "lots"): the project's error
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            raise InvalidInputError(f"MemoryRetriever {where}: {first.get('msg', 'invalid value')}") from None
         if self.budget_tokens is not None:
             from memory_graph.retrieval import check_budget
 

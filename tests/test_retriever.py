@@ -108,6 +108,10 @@ def test_bad_settings_are_the_projects_errors(mem: Memory) -> None:
         MemoryRetriever(memory=mem, as_of="Ben")
     with pytest.raises(InvalidInputError):
         MemoryRetriever(memory=mem).invoke("   ")
+    # breaker run: these were pydantic's own error, or silently read (12345 as a 1970 date, another user_id)
+    for bad in ({"budget_tokens": 1.5}, {"budget_tokens": "lots"}, {"as_of": 12345}, {"user_id": "mallory"}):
+        with pytest.raises(InvalidInputError):
+            MemoryRetriever(memory=mem, **bad)
 
 
 def test_a_retriever_can_open_and_close_its_own_memory(tmp_path: Path) -> None:
