@@ -111,9 +111,12 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run(sizes: tuple[int, ...], data: Path | None = None, out: Path | None = None, seed: int = 0) -> dict[str, Any]:
+def run(sizes: tuple[int, ...], data: Path | None = None, out: Path | None = None, seed: int = 0,
+        database_url: str = "", chroma_url: str = "") -> dict[str, Any]:
     """Grow a memory-graph store and a plain Chroma collection to each size; returns the measurements (and writes
-    ``bench.json`` / ``bench.png`` under ``out`` when given)."""
+    ``bench.json`` / ``bench.png`` under ``out`` when given). With ``database_url`` (an empty PostgreSQL database)
+    and ``chroma_url`` (a Chroma server) the server backend is measured, and the plain collection lives on the same
+    Chroma server."""
     import chromadb
     import numpy as np
     from chromadb.config import Settings
@@ -128,9 +131,18 @@ def run(sizes: tuple[int, ...], data: Path | None = None, out: Path | None = Non
                for i, (n, s) in enumerate(zip(NAMES * 2, SERVICES * 4, strict=False))][:QUERIES]
     rows: list[dict[str, Any]] = []
     try:
-        mem = Memory(root / "mg", user_id="bench")
-        client = chromadb.PersistentClient(path=str(root / "plain"), settings=Settings(anonymized_telemetry=False))
-        plain = client.get_or_create_collection("plain", configuration={"hnsw": {"space": "cosine"}},
+        location = database_url or str(root / "mg")
+        options: dict[str, Any] = {"chroma_url": chroma_url} if chroma_url else {}
+        mem = Memory(location, user_id="bench", **options)
+        if chroma_url:
+            from urllib.parse import urlparse
+
+            where = urlparse(chroma_url)
+            client: Any = chromadb.HttpClient(host=where.hostname or "127.0.0.1", port=where.port or 8000,
+                                              settings=Settings(anonymized_telemetry=False))
+        else:
+            client = chromadb.PersistentClient(path=str(root / "plain"), settings=Settings(anonymized_telemetry=False))
+        plain = client.get_or_create_collection(f"plain_{os.getpid()}", configuration={"hnsw": {"space": "cosine"}},
                                                 embedding_function=None)
         embedder = mem.store.embedder
         done = 0
@@ -160,15 +172,14 @@ def run(sizes: tuple[int, ...], data: Path | None = None, out: Path | None = Non
                 plain.query(query_embeddings=np.asarray(embedder.embed([q])), n_results=10)
                 bare_s.append(time.perf_counter() - t0)
             memories = sum(mem.inspect()["memories"].values())
-            location = str(mem.store.path)
             mem.close()
             gc.collect()
             t0 = time.perf_counter()
-            store = Store.open(location)
+            store = Store.open(location, chroma_url=chroma_url)
             store.index_counts()  # the vector index is opened lazily: count it in
             open_s = time.perf_counter() - t0
             store.release()
-            mem = Memory(location, user_id="bench")
+            mem = Memory(location, user_id="bench", **options)
             row = {
                 "size": size, "memories": memories, "turns_added": len(batch_turns),
                 "ingest_turns_per_s": len(batch_turns) / mg_s, "chroma_turns_per_s": len(batch_turns) / chroma_s,
@@ -177,13 +188,15 @@ def run(sizes: tuple[int, ...], data: Path | None = None, out: Path | None = Non
                 "floor_p50_ms": 1000 * statistics.median(floor_s), "floor_p95_ms": 1000 * _percentile(floor_s, 0.95),
                 "unfiltered_floor_p50_ms": 1000 * statistics.median(bare_s),
                 "open_s": open_s, "rss_mb": _rss_mb(),
-                "disk_bytes_per_memory": _disk(root / "mg") / max(memories, 1),
+                "disk_bytes_per_memory": _disk(root / "mg") / max(memories, 1) if not database_url else float("nan"),
             }
             row["recall_vs_floor"] = row["recall_p50_ms"] / row["floor_p50_ms"]
             row["recall_vs_unfiltered_floor"] = row["recall_p50_ms"] / row["unfiltered_floor_p50_ms"]
             rows.append(row)
             print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
         mem.close()
+        if chroma_url:
+            client.delete_collection(plain.name)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     result = {"suite": "bench", "sizes": list(sizes), "rows": rows, "targets": TARGETS,
@@ -239,13 +252,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="", help="comma-separated store sizes in turns")
     parser.add_argument("--data", default=os.environ.get("MEMORY_GRAPH_LOCOMO", "../shared/data/locomo"))
     parser.add_argument("--out", default="evals/results/bench")
+    parser.add_argument("--database-url", default="", help="measure the server backend: an empty PostgreSQL "
+                        "database (postgresql://...), with --chroma")
+    parser.add_argument("--chroma", default="", help="the Chroma server (http://host:port) for --database-url")
     parser.add_argument("--baseline", default=str(BASELINE), help="bench.json whose ratios --quick must not exceed "
                         "by more than 50%% where a target is not met yet")
     args = parser.parse_args(argv)
     sizes = tuple(int(s) for s in args.sizes.split(",") if s) or (QUICK_SIZES if args.quick else SIZES)
     baseline_path = Path(args.baseline)
     baseline = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.is_file() else None
-    result = run(sizes, Path(args.data), Path(args.out))
+    if bool(args.database_url) != bool(args.chroma):
+        parser.error("--database-url and --chroma go together")
+    result = run(sizes, Path(args.data), Path(args.out), database_url=args.database_url, chroma_url=args.chroma)
     bad = regressions(result, baseline)
     for line in bad:
         print(f"REGRESSION {line}")

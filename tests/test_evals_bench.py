@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from evals import bench
 
@@ -29,3 +32,10 @@ def test_a_target_not_met_yet_is_held_to_the_committed_result() -> None:
     # a met target is held to itself, not to a better recorded figure
     assert not bench.regressions({"rows": [{"size": 10, "recall_vs_floor": 2.2, "ingest_vs_chroma": 1.0}]}, baseline)
     assert bench.regressions({"rows": [{"size": 10, "recall_vs_floor": 2.3, "ingest_vs_chroma": 1.0}]}, baseline)
+
+
+@pytest.mark.server
+def test_the_server_backend_is_measured_the_same_way(servers: Any, tmp_path: Path) -> None:
+    result = bench.run((30,), data=None, out=None, database_url=servers.new_database(), chroma_url=servers.chroma_url)
+    row = result["rows"][0]
+    assert row["memories"] > 0 and row["recall_vs_floor"] > 0 and row["ingest_vs_chroma"] > 0 and row["open_s"] >= 0
