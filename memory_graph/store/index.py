@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from memory_graph.records import LIVE_STATUSES
+
 FAR_FUTURE = 253402300800  # 10000-01-01T00:00:00Z, after every storable time: stands for "still valid"
 log = logging.getLogger(__name__)
 _HNSW_HEADER = struct.Struct("<iQQQQ")
@@ -238,8 +240,8 @@ class VectorIndex:
 LAYOUT = 2
 """Index layout version, kept in the held memories collection's metadata: 2 = memories split by status into
 ``memories`` (held) and ``replaced_memories``."""
-HELD = frozenset({"current", "contested"})
-"""Statuses of the memories in the held collection (``records.LIVE_STATUSES``); every other status is replaced."""
+HELD = frozenset(LIVE_STATUSES)
+"""Statuses of the memories in the held collection (current, contested); every other status is replaced."""
 
 
 class PartitionedCollection:
