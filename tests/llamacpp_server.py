@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from servers import free_port, stop
+
 START_TIMEOUT_S = 120
 N_CTX = 2048
 N_THREADS = 2
@@ -64,14 +66,6 @@ def missing() -> str | None:
     return None
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _healthy(url: str) -> bool:
     with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
         return bool(r.status == 200)
@@ -101,12 +95,7 @@ def started() -> Iterator[LlamaServer]:
             time.sleep(0.3)
         yield LlamaServer(f"{url}/v1", log)
     finally:
-        child.terminate()
-        try:
-            child.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait(timeout=20)
+        stop(child)
         with contextlib.suppress(OSError):
             log.unlink()
             root.rmdir()

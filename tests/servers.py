@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 START_TIMEOUT_S = 90
 
@@ -43,9 +44,20 @@ class Servers:
 
 
 def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (for a server a test starts)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def stop(proc: subprocess.Popen[Any], timeout: float = 20.0) -> None:
+    """Stop a server a test started: SIGTERM, then SIGKILL when it has not exited after ``timeout`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=timeout)
 
 
 def _pg_bin(name: str) -> str | None:
@@ -122,11 +134,7 @@ def started() -> Iterator[Servers]:
         yield Servers(admin, url, pgdata)
     finally:
         if chroma is not None:
-            chroma.terminate()
-            try:
-                chroma.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                chroma.kill()
+            stop(chroma)
         subprocess.run(_as_postgres([str(pg_ctl), "-D", str(pgdata), "-m", "immediate", "stop"]),
                        capture_output=True, timeout=60)
         shutil.rmtree(root, ignore_errors=True)

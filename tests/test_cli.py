@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_checks import one_error_line
 
 ROOT = Path(__file__).resolve().parents[1]
 CONVERSATION = ROOT / "examples" / "conversation.jsonl"
@@ -31,12 +32,8 @@ def run_cli(*args: str | Path, store: Path, stdin: str | None = None, timeout: i
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
     assert proc.returncode in (1, 2), (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("error: "), lines[0]
-    for needle in needles:
-        assert needle in lines[0], lines[0]
+    assert "Traceback" not in proc.stdout
+    one_error_line(proc.stderr, *needles)
 
 
 def rows_with(output: str, pattern: str) -> list[str]:
@@ -133,10 +130,7 @@ def test_bad_inputs_in_process(tmp_path: Path) -> None:
         result = runner.invoke(app, [*args, "--store", store])
         assert result.exit_code in (1, 2), (result.exit_code, result.output)
         assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-        lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-        assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-        for needle in needles:
-            assert needle in lines[0], lines[0]
+        one_error_line(result.stderr, *needles)
 
     bad_time = tmp_path / "time.jsonl"
     bad_time.write_text('{"text": "I live in Oslo."}\n{"text": "x", "time": "not a time at all"}\n', encoding="utf-8")

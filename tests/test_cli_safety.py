@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from cli_checks import one_error_line
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -53,13 +54,6 @@ def invoke(args: list[str], stdin: str | None = None) -> tuple[int, str, str]:
     result = CliRunner().invoke(app, args, input=stdin)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     return result.exit_code, result.stdout, result.stderr
-
-
-def one_error_line(stderr: str) -> str:
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
-    assert "Traceback" not in stderr
-    return lines[0]
 
 
 # ---- sanitize -----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import one_error_line
 from fakes import StemBagEmbedder
 
 from memory_graph import Memory
@@ -243,10 +244,7 @@ def test_cli_export_and_import(source: dict[str, Any], tmp_path: Path, fake_embe
         result = runner.invoke(app, args)
         assert result.exit_code == code, result.output
         assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-        lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-        assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-        for needle in needles:
-            assert needle in lines[0], lines[0]
+        one_error_line(result.stderr, *needles)
 
     newer = tmp_path / "newer.jsonl"
     newer.write_text(json.dumps(_header(schema_version=SCHEMA_VERSION + 1)) + "\n", encoding="utf-8")

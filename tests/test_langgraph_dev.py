@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import time
@@ -19,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from servers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT_S = 60.0
@@ -26,18 +26,12 @@ STARTUP_TIMEOUT_S = 60.0
 pytestmark = pytest.mark.integration
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     cli = shutil.which("langgraph")
     if cli is None:
         pytest.skip("the langgraph CLI is not installed (pip install 'langgraph-cli[inmem]')")
-    port, store = _free_port(), tmp_path / "store"
+    port, store = free_port(), tmp_path / "store"
     env = {**os.environ, "MEMORY_GRAPH_STORE": str(store), "LANGSMITH_TRACING": "false", "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False", "LANGGRAPH_NO_VERSION_CHECK": "1"}
     for var in ("MEMORY_GRAPH_MODEL", "OPENAI_BASE_URL", "MEMORY_GRAPH_USER"):

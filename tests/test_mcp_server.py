@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from servers import stop
 
 pytest.importorskip("mcp")
 
@@ -58,12 +59,7 @@ def http_server(store: Path, user: str, log: Path) -> Iterator[str]:
                 time.sleep(0.2)
             yield found.group(1)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
 
 
 def run(scenario: Callable[[], Awaitable[None]]) -> None:

@@ -515,7 +515,8 @@ class Store:
             if good:
                 lost = VectorIndex.update_metadata(self.index.memories, [r["id"] for r in good], metas)
                 self._wrote_index()
-            self._mark_indexed("memories", [r["id"] for r in good if r["id"] not in set(lost)], bad)
+            gone = set(lost)
+            self._mark_indexed("memories", [r["id"] for r in good if r["id"] not in gone], bad)
             if lost:  # not in the index (an earlier write failed): index them now rather than mark them done
                 log.warning("%d memories were missing from the vector index; indexing them again", len(lost))
                 self.index_memories(lost)

@@ -299,7 +299,8 @@ class PartitionedCollection:
                 part.upsert(ids=moving["ids"], embeddings=np.asarray(moving["embeddings"], dtype=np.float32),
                             metadatas=[chosen[i] for i in moving["ids"]])
                 other.delete(ids=moving["ids"])
-            absent += [i for i in missing if i not in set(moving["ids"])]
+            moved = set(moving["ids"])
+            absent += [i for i in missing if i not in moved]
         return absent
 
     def delete(self, ids: list[str]) -> None:
