@@ -13,8 +13,12 @@ dates; LoCoMo turns mixed in when ``../shared/data/locomo`` exists), fed to both
   the plain collection filtered to the user's namespace, as a store shared by users must); the ratio of the p50s;
   also the *unfiltered floor* (the same query without the namespace filter: a collection holding one user only)
   and the ratio to it, reported, not a target;
+- recall after a write: p50 of ``Memory.recall`` right after ``Memory.observe`` of one new turn, over
+  ``AFTER_WRITE`` pairs (nothing may be rebuilt per write: issue 13 measured a BM25 rebuild of 0.6-1.9 s here);
 - open: seconds to open the store again (a new ``Store``: reconcile, statistics and the vector index); peak RSS of
-  the process (MB); disk bytes per memory.
+  the benchmark process (MB: both systems, all sizes so far) and of a fresh process that only opens the store and
+  recalls (``store_rss_mb``: memory-graph alone at that size); disk bytes per memory; ``build_s``: seconds of
+  ``observe_many`` from an empty store to this size.
 
 Targets (issue 13): recall <= 1.5x the floor at 10k and 100k and recall(100k) <= 2x recall(1k); ingest <= 1.5x
 Chroma and flat across sizes. ``--quick`` fails (exit 1) when a ratio is worse than 1.5x its target, or 1.5x
@@ -42,6 +46,7 @@ SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 10_000)
 BATCH = 100
 QUERIES = 40
+AFTER_WRITE = 10
 TARGETS = {"recall_vs_floor": 1.5, "ingest_vs_chroma": 1.5}
 REGRESSION = 1.5
 BASELINE = Path(__file__).parent / "results" / "bench" / "bench.json"
@@ -111,6 +116,24 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _store_rss_mb(location: str, chroma_url: str, queries: list[str]) -> float:
+    """Peak RSS (MB) of a fresh Python process that opens the store and runs ``queries`` as recalls: what
+    memory-graph alone holds at this size (the benchmark's own process also holds the plain collection). Linux's
+    ``VmHWM`` (``ru_maxrss`` is carried over from the parent across fork and exec)."""
+    import subprocess
+    import sys
+
+    script = ("import json, resource, sys\nfrom memory_graph import Memory\n"
+              "location, chroma, queries = json.loads(sys.argv[1])\n"
+              "with Memory(location, user_id='bench', **({'chroma_url': chroma} if chroma else {})) as mem:\n"
+              "    for q in queries:\n        mem.recall(q)\n"
+              "peak = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+              "print(int(peak[0].split()[1]) / 1024 if peak else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n")
+    done = subprocess.run([sys.executable, "-c", script, json.dumps([location, chroma_url, queries])],
+                          capture_output=True, text=True, timeout=600, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def run(sizes: tuple[int, ...], data: Path | None = None, out: Path | None = None, seed: int = 0,
         database_url: str = "", chroma_url: str = "") -> dict[str, Any]:
     """Grow a memory-graph store and a plain Chroma collection to each size; returns the measurements (and writes
@@ -126,7 +149,9 @@ def run(sizes: tuple[int, ...], data: Path | None = None, out: Path | None = Non
 
     root = Path(tempfile.mkdtemp(prefix="mg-bench-"))
     locomo = locomo_texts(data) if data else []
-    turns = list(generated_turns(max(sizes), seed, locomo))
+    turns = list(generated_turns(max(sizes) + AFTER_WRITE * len(sizes), seed, locomo))
+    extra = turns[max(sizes):]  # observed one at a time between recalls ("recall after a write")
+    turns = turns[: max(sizes)]
     queries = [f"Where does {n} work?" if i % 2 else f"What version of {s} runs in production?"
                for i, (n, s) in enumerate(zip(NAMES * 2, SERVICES * 4, strict=False))][:QUERIES]
     rows: list[dict[str, Any]] = []
@@ -145,13 +170,14 @@ def run(sizes: tuple[int, ...], data: Path | None = None, out: Path | None = Non
         plain = client.get_or_create_collection(f"plain_{os.getpid()}", configuration={"hnsw": {"space": "cosine"}},
                                                 embedding_function=None)
         embedder = mem.store.embedder
-        done = 0
+        done, build_s = 0, 0.0
         for size in sizes:
             batch_turns = turns[done:size]
             t0 = time.perf_counter()
             for start in range(0, len(batch_turns), BATCH):
                 mem.observe_many(batch_turns[start : start + BATCH])
             mg_s = time.perf_counter() - t0
+            build_s += mg_s
             t0 = time.perf_counter()
             for start in range(0, len(batch_turns), BATCH):
                 chunk = batch_turns[start : start + BATCH]
@@ -171,6 +197,13 @@ def run(sizes: tuple[int, ...], data: Path | None = None, out: Path | None = Non
                 t0 = time.perf_counter()
                 plain.query(query_embeddings=np.asarray(embedder.embed([q])), n_results=10)
                 bare_s.append(time.perf_counter() - t0)
+            after_write_s = []
+            for q, turn in zip(queries, extra[: AFTER_WRITE], strict=False):
+                mem.observe(turn["text"], speaker=turn["speaker"], time=turn["time"], ref=turn["ref"])
+                t0 = time.perf_counter()
+                mem.recall(q)
+                after_write_s.append(time.perf_counter() - t0)
+            extra = extra[AFTER_WRITE:]
             memories = sum(mem.inspect()["memories"].values())
             mem.close()
             gc.collect()
@@ -187,7 +220,9 @@ def run(sizes: tuple[int, ...], data: Path | None = None, out: Path | None = Non
                 "recall_p50_ms": 1000 * statistics.median(recall_s), "recall_p95_ms": 1000 * _percentile(recall_s, 0.95),
                 "floor_p50_ms": 1000 * statistics.median(floor_s), "floor_p95_ms": 1000 * _percentile(floor_s, 0.95),
                 "unfiltered_floor_p50_ms": 1000 * statistics.median(bare_s),
-                "open_s": open_s, "rss_mb": _rss_mb(),
+                "recall_after_write_p50_ms": 1000 * statistics.median(after_write_s),
+                "open_s": open_s, "rss_mb": _rss_mb(), "store_rss_mb": _store_rss_mb(location, chroma_url, queries[:5]),
+                "build_s": build_s,
                 "disk_bytes_per_memory": _disk(root / "mg") / max(memories, 1) if not database_url else float("nan"),
             }
             row["recall_vs_floor"] = row["recall_p50_ms"] / row["floor_p50_ms"]
@@ -231,6 +266,7 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
     sizes = [r["size"] for r in rows]
     fig, ax = plt.subplots(figsize=(6, 4))
     for key, label in (("recall_p50_ms", "memory-graph recall p50"), ("recall_p95_ms", "memory-graph recall p95"),
+                       ("recall_after_write_p50_ms", "memory-graph recall after a write p50"),
                        ("floor_p50_ms", "floor (embed + one filtered Chroma query) p50"),
                        ("unfiltered_floor_p50_ms", "unfiltered floor p50")):
         ax.plot(sizes, [r[key] for r in rows], marker="o", label=label)

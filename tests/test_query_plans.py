@@ -17,7 +17,7 @@ from fakes import StemBagEmbedder
 from memory_graph import Memory
 from memory_graph.store.ledger import Ledger
 
-TABLES = "memories|observations|links|provenance|events|stats|recalls|feedback|items"
+TABLES = "memories|observations|links|provenance|events|stats|recalls|feedback|items|memory_terms|lexical_stats"
 FULL_SCAN = {
     "sqlite": re.compile(rf"^SCAN ({TABLES})\b"),
     "postgresql": re.compile(rf"Seq Scan on ({TABLES})\b"),

@@ -87,18 +87,6 @@ def test_ids_cost_the_same_tokens_in_a_context_line(mem: Memory) -> None:
     assert costs == {ID_TOKENS}
 
 
-def test_lexical_pool_finds_rare_words_rebuilds_and_stays_in_its_namespace(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    with Memory(tmp_path / "s", user_id="ana") as ana:
-        ana.observe("Our cat is called Zorblax.", time="2024-01-10T09:00:00")
-        ana.observe("We use Kafka for events.", time="2024-01-11T09:00:00")
-        store = ana.store
-        assert [ana.inspect(m)["text"] for m in store.search_lexical("ana", "zorblax")] == ["Our cat is called Zorblax."]
-        assert store.search_lexical("ana", "quantum chromodynamics") == []
-        ana.observe("Zorblax has a vet visit on Friday.", time="2024-01-12T09:00:00")
-        assert len(store.search_lexical("ana", "zorblax")) == 2  # rebuilt after a new memory
-        assert store.search_lexical("bob", "zorblax") == []
-
-
 def test_lexical_hits_obey_status_and_as_of(mem: Memory) -> None:
     from memory_graph.retrieval import _lexical_hits
 

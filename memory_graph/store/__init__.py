@@ -41,6 +41,7 @@ from memory_graph.errors import (
     StoreNotFoundError,
 )
 from memory_graph.records import searchable_text
+from memory_graph.store import lexical
 from memory_graph.store.index import (
     FAR_FUTURE,
     FIRST_FETCH,
@@ -53,7 +54,7 @@ from memory_graph.store.index import (
     scrub_unused_capacity,
 )
 from memory_graph.store.ledger import Ledger
-from memory_graph.store.lexical import LEXICAL_K, LexicalIndex
+from memory_graph.store.lexical import LEXICAL_K
 from memory_graph.store.sql import is_database_url, looks_like_url, redact_url
 from memory_graph.store.tx import Tx, new_id, now_iso
 from memory_graph.timeutil import to_epoch
@@ -147,7 +148,6 @@ class Store:
         self._scrubbed: dict[str, tuple[int, int]] = {}  # HNSW files as last scrubbed (scrub_unused_capacity)
         self._index_generation: int | None = None  # the ledger's index generation this process's client saw
         self._index_written = False
-        self.lexical = LexicalIndex()
 
     def _open(self) -> None:
         """Reconcile the index with the ledger and refresh the planner's statistics (the end of every open)."""
@@ -480,7 +480,7 @@ class Store:
     def search_lexical(self, namespace: str, query: str, k: int = LEXICAL_K) -> list[str]:
         """Ids of the ``k`` memories of ``namespace`` sharing the most BM25 weight with ``query``, best first
         (see :mod:`memory_graph.store.lexical`)."""
-        return self.lexical.search(self.ledger, namespace, query, k)
+        return lexical.search(self.ledger, namespace, query, k)
 
     def memory_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the memories ``ids`` (those indexed) -> ``{id: (dim,) float32}``."""

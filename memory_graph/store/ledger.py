@@ -101,10 +101,20 @@ MIGRATIONS: tuple[str, ...] = (
     "CREATE TABLE IF NOT EXISTS items (path TEXT NOT NULL, key TEXT NOT NULL, namespace TEXT NOT NULL, "
     "value TEXT NOT NULL, observation_id TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, "
     "PRIMARY KEY (path, key))",
+    # 5 (2026-12-01): the lexical index (memory_graph.store.lexical), kept with the memories instead of rebuilt in
+    # memory from all of them whenever one changed (issue 13); filled from the memories already there (LEXICAL_FROM)
+    "CREATE TABLE IF NOT EXISTS memory_terms (namespace TEXT NOT NULL, term TEXT NOT NULL, memory_id TEXT NOT NULL, "
+    "tf INTEGER NOT NULL, dl INTEGER NOT NULL, PRIMARY KEY (namespace, term, memory_id)) WITHOUT ROWID",
+    # 6 (2026-12-01): the lexical index's per-namespace totals (BM25's N and mean length without a count)
+    "CREATE TABLE IF NOT EXISTS lexical_stats (namespace TEXT PRIMARY KEY, docs INTEGER NOT NULL, "
+    "length INTEGER NOT NULL)",
 )
 """Schema changes after the base ``SCHEMA``, in order; ``PRAGMA user_version`` counts those applied. Opening a
 store applies the missing ones in one transaction; a store whose version is newer than this code is refused."""
 SCHEMA_VERSION = len(MIGRATIONS)
+LEXICAL_FROM = 5
+"""The schema version from which the lexical index exists: a store migrated past it has its memories indexed in
+the migration's transaction (``Tx.index_all_terms``)."""
 
 MEMORY_COLUMNS = (
     "id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, valid_to, status, "
@@ -156,6 +166,8 @@ class Ledger:
                 version = self.db.schema_version(tx)
                 for sql in MIGRATIONS[version:]:
                     tx.execute(sql)
+                if version < LEXICAL_FROM <= SCHEMA_VERSION:
+                    tx.index_all_terms()
                 self.db.set_schema_version(tx, max(version, SCHEMA_VERSION))
             return SCHEMA_VERSION
 
@@ -389,15 +401,17 @@ class Ledger:
         return self.query("SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? "
                           "ORDER BY valid_from DESC, rowid DESC LIMIT ?", (namespace, subject, attribute, limit))
 
-    def memory_texts(self, namespace: str) -> list[Row]:
-        """``id, text, source`` of every memory of ``namespace`` in insertion order (the lexical index's input)."""
-        return self.query("SELECT id, text, source FROM memories WHERE namespace=? ORDER BY rowid", (namespace,))
+    def postings(self, namespace: str, term: str, limit: int) -> list[tuple[str, int, int]]:
+        """``(memory_id, tf, dl)`` of at most ``limit`` memories of ``namespace`` holding ``term`` (the lexical
+        index, ``memory_graph.store.lexical``): one index range."""
+        rows = self.query("SELECT memory_id, tf, dl FROM memory_terms WHERE namespace=? AND term=? LIMIT ?",
+                          (namespace, term, int(limit)))
+        return [(str(r["memory_id"]), int(r["tf"]), int(r["dl"])) for r in rows]
 
-    def memories_version(self, namespace: str) -> tuple[int, int]:
-        """``(count, last row number)`` of the namespace's memories: changes whenever a memory is added or erased."""
-        head = self.query("SELECT COUNT(*) AS n, COALESCE(MAX(rowid), 0) AS last FROM memories WHERE namespace=?",
-                          (namespace,))[0]
-        return int(head["n"]), int(head["last"])
+    def lexical_stats(self, namespace: str) -> tuple[int, int]:
+        """``(memories indexed, their total length in terms)`` of ``namespace``'s lexical index."""
+        rows = self.query("SELECT docs, length FROM lexical_stats WHERE namespace=?", (namespace,))
+        return (int(rows[0]["docs"]), int(rows[0]["length"])) if rows else (0, 0)
 
     def schema_votes(self, namespace: str, attribute: str) -> tuple[int, int]:
         """``(replacements, coexist)`` votes recorded for ``attribute`` (see ``Tx.vote``)."""

@@ -1,22 +1,36 @@
-"""Lexical candidates for the hybrid pool: BM25 (``bm25s``) over a namespace's memory texts.
+"""Lexical candidates for the hybrid pool: BM25 over a namespace's memory texts, from an inverted index kept in
+the ledger.
 
 The vector search finds what is *about* the query; BM25 finds memories that share its rare words (a name, a
 product, a place) even when their embedding is not among the nearest. Retrieval adds the top ``LEXICAL_K``
 BM25 hits that the vector search missed to the candidate pool, with their real cosine similarity, so they are
 scored by the same usefulness model (BM25 widens the pool; it does not change the scores).
 
-Each :class:`~memory_graph.store.Store` owns one :class:`LexicalIndex` (``store.lexical``): built in memory per
-namespace and rebuilt when the namespace's memories change (their count or newest row); status and validity are
-applied to the hits afterwards, as for vector hits. A namespace with more than ``LEXICAL_MAX_MEMORIES`` memories
-gets no lexical candidates (a rebuild would cost seconds per new memory; a persistent inverted index is the
-scale-out path, issue 13).
+The index is two ledger tables, written in the same transaction as the memories (so it is never stale, survives
+restarts, is shared by every process, and is the same on SQLite and PostgreSQL):
+
+- ``memory_terms(namespace, term, memory_id, tf, dl)``: one posting per distinct term of a memory (``tf``: times
+  the term occurs in it, ``dl``: its length in terms), keyed ``(namespace, term, memory_id)`` so one term's
+  postings in one namespace are one index range;
+- ``lexical_stats(namespace, docs, length)``: memories indexed and their total length, for BM25's ``N`` and mean
+  length (no ``COUNT(*)`` per query).
+
+Terms are ``bm25s``'s tokenizer with its English stopwords (:func:`lexical_terms`); the scores are Okapi BM25 with
+Lucene's idf, ``bm25s``'s default method (:func:`bm25_scores`; ``tests/test_lexical.py`` checks them against
+``bm25s.BM25`` on one corpus). A search reads the postings of the query's terms only, so its cost follows how
+many memories share a query word, not the namespace's size; a term held by more than ``MAX_POSTINGS`` memories of
+the namespace is skipped (its idf is at most ``ln(1 + N / MAX_POSTINGS)``: it cannot single out a memory, and
+reading it would make the search O(namespace) again). Status and validity are applied to the hits afterwards,
+as for vector hits. A memory is indexed when it is added (``Tx.add_memory``, imports) and unindexed when it is
+hard-deleted (``memory_graph.store.erase``); statuses do not touch the index.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-from typing import TYPE_CHECKING, Any
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import bm25s
 
@@ -25,47 +39,70 @@ from memory_graph.records import searchable_text
 if TYPE_CHECKING:
     from memory_graph.store.ledger import Ledger
 
-log = logging.getLogger(__name__)
-
 LEXICAL_K = 10
-LEXICAL_MAX_MEMORIES = 20_000
+MAX_POSTINGS = 4096
+"""Postings read per query term at most; a term held by more memories of the namespace is left out of the query."""
+MAX_QUERY_TERMS = 32
+"""Distinct query terms looked up at most (the first ones of the query)."""
+K1 = 1.5
+B = 0.75
+"""Okapi BM25's term-frequency saturation and length normalisation (``bm25s``'s defaults)."""
 
 
-def _tokenize(texts: list[str]) -> Any:
-    return bm25s.tokenize(texts, stopwords="en", show_progress=False)
+def lexical_terms(text: str, source: str = "") -> Counter[str]:
+    """The terms of a memory (its ``searchable_text``) or a query, with their counts: ``bm25s.tokenize``
+    (lowercase, words of two or more word characters, English stopwords removed)."""
+    tokens = bm25s.tokenize([searchable_text(text, source)], stopwords="en",
+                            show_progress=False, return_ids=False)[0]
+    return Counter(str(t) for t in tokens)
 
 
-class LexicalIndex:
-    """BM25 indexes of one store's namespaces, each rebuilt from the ledger when that namespace's memories change."""
+def bm25_scores(postings: Mapping[str, Sequence[tuple[str, int, int]]], docs: int, mean_length: float,
+                k1: float = K1, b: float = B) -> dict[str, float]:
+    """Okapi BM25 with Lucene's idf (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework: BM25 and
+    Beyond"; the variant ``bm25s`` calls ``lucene``) of every memory in ``postings``.
 
-    def __init__(self) -> None:
-        self._built: dict[str, tuple[tuple[int, int], list[str], Any]] = {}
-        self._too_large: set[str] = set()
-        self._lock = threading.Lock()
+    Args:
+        postings: query term -> ``(memory_id, tf, dl)`` of every memory holding it (``tf``: the term's count in
+            the memory, ``dl``: the memory's length in terms); its length is the term's document frequency.
+        docs: memories in the collection (``N``); ``mean_length``: their mean length in terms.
 
-    def search(self, ledger: Ledger, namespace: str, query: str, k: int = LEXICAL_K) -> list[str]:
-        """Ids of the ``k`` memories of ``namespace`` (any status) with the highest positive BM25 score for
-        ``query``, best first; empty when nothing shares a word with it or the namespace is too large."""
-        version = ledger.memories_version(namespace)
-        if version[0] > LEXICAL_MAX_MEMORIES and namespace not in self._too_large:
-            self._too_large.add(namespace)  # said once per namespace and process, not per recall
-            log.warning("namespace %r has %d memories (over %d): no BM25 candidates for it (issue 13: a persistent "
-                        "inverted index is the way past this)", namespace, version[0], LEXICAL_MAX_MEMORIES)
-        if version[0] == 0 or version[0] > LEXICAL_MAX_MEMORIES:
-            return []
-        with self._lock:
-            cached = self._built.get(namespace)
-        if cached is None or cached[0] != version:
-            rows = ledger.memory_texts(namespace)
-            ids = [r["id"] for r in rows]
-            retriever = bm25s.BM25()
-            retriever.index(_tokenize([searchable_text(r["text"], r["source"]) for r in rows]), show_progress=False)
-            cached = (version, ids, retriever)
-            with self._lock:
-                self._built[namespace] = cached
-        _, ids, retriever = cached
-        query_tokens = _tokenize([query])
-        if not any(len(t) for t in query_tokens.ids):
-            return []
-        docs, scores = retriever.retrieve(query_tokens, k=min(k, len(ids)), show_progress=False)
-        return [ids[int(d)] for d, s in zip(docs[0], scores[0], strict=True) if float(s) > 0.0]
+    Returns: memory id -> score (> 0 for every memory that shares a term with the query).
+    """
+    scores: dict[str, float] = {}
+    mean = mean_length if mean_length > 0 else 1.0
+    for rows in postings.values():
+        df = len(rows)
+        if not df:
+            continue
+        idf = math.log(1.0 + (max(docs, df) - df + 0.5) / (df + 0.5))
+        for memory_id, tf, dl in rows:
+            weight = tf / (tf + k1 * (1.0 - b + b * dl / mean))  # Lucene >= 8 drops the constant (k1 + 1)
+            scores[memory_id] = scores.get(memory_id, 0.0) + idf * weight
+    return scores
+
+
+def postings_rows(namespace: str, memory_id: str, terms: Counter[str]) -> list[tuple[str, str, str, int, int]]:
+    """The ``memory_terms`` rows of one memory: ``(namespace, term, memory_id, tf, dl)``."""
+    length = sum(terms.values())
+    return [(namespace, term, memory_id, count, length) for term, count in sorted(terms.items())]
+
+
+def search(ledger: Ledger, namespace: str, query: str, k: int = LEXICAL_K) -> list[str]:
+    """Ids of the ``k`` memories of ``namespace`` (any status) with the highest BM25 score for ``query``, best
+    first (ties by id); empty when no memory shares a (not too common) word with it."""
+    terms = list(lexical_terms(query))[:MAX_QUERY_TERMS]
+    if not terms or k <= 0:
+        return []
+    docs, length = ledger.lexical_stats(namespace)
+    if not docs:
+        return []
+    postings = {t: rows for t in terms if (rows := ledger.postings(namespace, t, MAX_POSTINGS + 1))
+                and len(rows) <= MAX_POSTINGS}
+    scores = bm25_scores(postings, docs, length / docs)
+    return [m for m, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
+
+
+def indexed_terms(rows: Iterable[Mapping[str, str]]) -> dict[str, Counter[str]]:
+    """Memory id -> its terms, for rows with ``id``, ``text`` and ``source`` (what indexing and unindexing need)."""
+    return {r["id"]: lexical_terms(r["text"], r["source"]) for r in rows}

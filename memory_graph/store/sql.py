@@ -44,7 +44,8 @@ def to_postgres(sql: str, params: bool = True) -> str:
     (the insertion-order column the PostgreSQL schema adds), ``instr(`` -> ``strpos(``, ``LIKE`` -> ``ILIKE`` (SQLite's
     ``LIKE`` ignores ASCII case), and in DDL
     (``params=False``: a statement run without parameters, whose ``%`` stays as it is)
-    ``INTEGER PRIMARY KEY [AUTOINCREMENT]`` -> ``BIGSERIAL PRIMARY KEY`` and ``REAL`` -> ``DOUBLE PRECISION``."""
+    ``INTEGER PRIMARY KEY [AUTOINCREMENT]`` -> ``BIGSERIAL PRIMARY KEY``, ``REAL`` -> ``DOUBLE PRECISION``, and a
+    table's ``WITHOUT ROWID`` is dropped."""
     out = _PLACEHOLDER.sub("%s", sql.replace("%", "%%")) if params else sql
     if re.match(r"\s*INSERT OR IGNORE INTO", out, re.I):
         out = re.sub(r"INSERT OR IGNORE INTO", "INSERT INTO", out, count=1, flags=re.I) + " ON CONFLICT DO NOTHING"
@@ -53,6 +54,7 @@ def to_postgres(sql: str, params: bool = True) -> str:
     out = re.sub(r"\bLIKE\b", "ILIKE", out)  # SQLite's LIKE ignores ASCII case; PostgreSQL's does not
     out = re.sub(r"INTEGER PRIMARY KEY(?: AUTOINCREMENT)?", "BIGSERIAL PRIMARY KEY", out)
     out = re.sub(r"\bREAL\b", "DOUBLE PRECISION", out)
+    out = re.sub(r"\)\s*WITHOUT ROWID\s*$", ")", out)  # PostgreSQL's tables are heaps with a primary-key index
     if re.match(r"\s*CREATE TABLE IF NOT EXISTS (observations|memories|links|items) \(", out):
         out = out.replace("(", "(seq BIGSERIAL, ", 1)  # the insertion order SQLite keeps as rowid
     return out

@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 import random
 import uuid
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from memory_graph.records import LIVE_STATUSES, MemoryRecord
+from memory_graph.store.lexical import indexed_terms, postings_rows
 from memory_graph.store.sql import Row
 
 STAT_COLUMNS = ("shown", "credited", "blamed", "unrewarded")
@@ -27,6 +29,8 @@ VOTE_COLUMNS = ("replacements", "coexist")
 _CONSONANTS = "bdfghjklmnprstvz"
 _VOWELS = "aeiou"
 _RANDOM = random.SystemRandom()
+
+_SYLLABLES = len(_CONSONANTS) * len(_VOWELS)
 
 ID_SYLLABLES = 4
 ID_TOKENS = 7
@@ -68,6 +72,15 @@ def new_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+def _syllables(number: int) -> str:
+    """``number`` (0 <= number < 80 ** ID_SYLLABLES) as ID_SYLLABLES consonant-vowel syllables, one per base-80 digit."""
+    out = []
+    for _ in range(ID_SYLLABLES):
+        number, digit = divmod(number, _SYLLABLES)
+        out.append(_CONSONANTS[digit // len(_VOWELS)] + _VOWELS[digit % len(_VOWELS)])
+    return "".join(out)
+
+
 def _marks(n: int) -> str:
     return ",".join("?" * n)
 
@@ -99,7 +112,7 @@ class Tx:
         if table not in ("memories", "observations"):
             raise ValueError(f"no short ids for table {table!r}")
         while True:
-            candidate = "".join(_RANDOM.choice(_CONSONANTS) + _RANDOM.choice(_VOWELS) for _ in range(ID_SYLLABLES))
+            candidate = _syllables(_RANDOM.randrange(_SYLLABLES**ID_SYLLABLES))  # one draw from the OS, not eight
             if count_tokens(f" [m:{candidate}] ") != ID_TOKENS:
                 continue
             if self._cur.execute(f"SELECT 1 FROM {table} WHERE id=?", (candidate,)).fetchone() is None:
@@ -149,7 +162,46 @@ class Tx:
         )
         self.add_provenance(ns, memory_id, record.observation_id, record.ref)
         self.add_event(ns, memory_id, "formed", extractor=record.extractor, ref=record.ref or "")
+        self.index_terms(ns, [{"id": memory_id, "text": record.text, "source": record.source}])
         return memory_id
+
+    # ---- the lexical index (memory_graph.store.lexical) ------------------------------------------------------
+
+    def index_terms(self, ns: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Add memories (``id``, ``text``, ``source``; new to the index) to ``ns``'s lexical index."""
+        self._change_terms(ns, indexed_terms(rows), +1)
+
+    def unindex_terms(self, ns: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Remove memories (``id``, ``text``, ``source`` as indexed) from ``ns``'s lexical index (a hard delete)."""
+        self._change_terms(ns, indexed_terms(rows), -1)
+
+    def _change_terms(self, ns: str, terms: dict[str, Counter[str]], sign: int) -> None:
+        if not terms:
+            return
+        postings = [row for memory_id, counts in terms.items() for row in postings_rows(ns, memory_id, counts)]
+        if sign > 0:
+            self._cur.executemany("INSERT INTO memory_terms(namespace, term, memory_id, tf, dl) VALUES (?,?,?,?,?)",
+                                  postings)
+        else:
+            self._cur.executemany("DELETE FROM memory_terms WHERE namespace=? AND term=? AND memory_id=?",
+                                  [row[:3] for row in postings])
+        length = sum(sum(c.values()) for c in terms.values())
+        self._cur.execute("INSERT INTO lexical_stats(namespace, docs, length) VALUES (?,?,?) ON CONFLICT(namespace) "
+                          "DO UPDATE SET docs = lexical_stats.docs + excluded.docs, "
+                          "length = lexical_stats.length + excluded.length",
+                          (ns, sign * len(terms), sign * length))
+
+    def index_all_terms(self) -> int:
+        """(Re)build the whole lexical index from the memories (the migration that creates it); returns how many
+        memories were indexed."""
+        self._cur.execute("DELETE FROM memory_terms")
+        self._cur.execute("DELETE FROM lexical_stats")
+        by_ns: dict[str, list[Row]] = {}
+        for row in self._cur.execute("SELECT namespace, id, text, source FROM memories").fetchall():
+            by_ns.setdefault(row["namespace"], []).append(row)
+        for ns, rows in by_ns.items():
+            self.index_terms(ns, rows)
+        return sum(len(rows) for rows in by_ns.values())
 
     def add_provenance(self, ns: str, memory_id: str, observation_id: str, ref: str | None) -> None:
         self._cur.execute(
@@ -353,7 +405,10 @@ class Tx:
             return added
         sql = (f"INSERT OR IGNORE INTO {table}(namespace, {', '.join(columns)}) "
                f"VALUES ({_marks(len(columns) + 1)})")
-        return [row for row in rows if self._cur.execute(sql, (ns, *(row[c] for c in columns))).rowcount]
+        added = [row for row in rows if self._cur.execute(sql, (ns, *(row[c] for c in columns))).rowcount]
+        if kind == "memory":
+            self.index_terms(ns, added)
+        return added
 
     # ---- hard delete jobs -----------------------------------------------------------------------------------
 

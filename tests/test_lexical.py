@@ -1,0 +1,130 @@
+"""The lexical index (``memory_graph.store.lexical``): BM25 scores as ``bm25s`` computes them, an index kept with the
+memories in the ledger (seen by the next search and by another process, one namespace only, emptied by a hard
+delete, filled by an import and by the migration that creates it on an older store), and a bounded cost per
+query term."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import pytest
+from fakes import StemBagEmbedder
+
+from memory_graph import Memory
+from memory_graph.store import lexical
+from memory_graph.store.lexical import bm25_scores, lexical_terms
+
+CORPUS = [
+    "Our cat is called Zorblax and she sleeps on the sofa.",
+    "We use Kafka for events and Redis for the cache.",
+    "Zorblax has a vet visit on Friday at the clinic near the river.",
+    "The river walk is nicer than the cache of old photos.",
+    "Redis was upgraded to version 7.2 in production on Friday.",
+    "A cat, a dog and a parrot live with my sister.",
+]
+
+
+def _postings(docs: list[str], query: str) -> dict[str, list[tuple[str, int, int]]]:
+    terms = [lexical_terms(d) for d in docs]
+    return {t: [(str(i), c[t], sum(c.values())) for i, c in enumerate(terms) if t in c] for t in lexical_terms(query)}
+
+
+@pytest.mark.parametrize("query", ["zorblax friday", "redis cache", "river cat", "parrot sister dog", "the of a"])
+def test_scores_are_bm25s_lucene_scores(query: str) -> None:
+    retriever = bm25s.BM25()  # method "lucene", k1 1.5, b 0.75: the reference
+    retriever.index(bm25s.tokenize(CORPUS, stopwords="en", show_progress=False), show_progress=False)
+    tokens = bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)[0]
+    expected = retriever.get_scores(tokens) if tokens else np.zeros(len(CORPUS))
+    lengths = [sum(lexical_terms(d).values()) for d in CORPUS]
+    ours = bm25_scores(_postings(CORPUS, query), len(CORPUS), sum(lengths) / len(CORPUS))
+    got = np.array([ours.get(str(i), 0.0) for i in range(len(CORPUS))])
+    assert np.allclose(got, expected, atol=1e-5), (got, expected)
+
+
+def test_terms_are_the_bm25s_tokens_with_counts() -> None:
+    assert lexical_terms("The cat and the CAT sat.") == {"cat": 2, "sat": 1}
+    assert lexical_terms("I went", "Caroline") == {"caroline": 1, "went": 1}  # a named speaker is searchable
+    assert lexical_terms("") == {} and lexical_terms("a the of") == {}
+
+
+@pytest.fixture()
+def mem(store_location: tuple[str, dict[str, str]]) -> Iterator[Memory]:
+    location, options = store_location
+    memory = Memory(location, user_id="ana", **options)
+    memory.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+    yield memory
+    memory.close()
+
+
+def _texts(mem: Memory, ids: list[str]) -> list[str]:
+    return [mem.inspect(m)["text"] for m in ids]
+
+
+def test_index_follows_writes_namespaces_and_hard_deletes(mem: Memory, store_location: tuple[str, dict[str, str]]) -> None:
+    mem.observe("Our cat is called Zorblax.", time="2024-01-10T09:00:00")
+    mem.observe("We use Kafka for events.", time="2024-01-11T09:00:00")
+    store = mem.store
+    assert _texts(mem, store.search_lexical("ana", "zorblax")) == ["Our cat is called Zorblax."]
+    assert store.search_lexical("ana", "quantum chromodynamics") == []
+    assert store.search_lexical("ana", "") == [] and store.search_lexical("ana", "the of") == []
+    mem.observe("Zorblax has a vet visit on Friday.", time="2024-01-12T09:00:00")
+    assert len(store.search_lexical("ana", "zorblax")) == 2  # the next search sees the new memory
+    assert store.search_lexical("bob", "zorblax") == []  # another namespace holds none of it
+    location, options = store_location
+    with Memory(location, user_id="bob", **options) as bob:  # another client of the same store
+        bob.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        bob.observe("Zorblax is the name of my boat.", time="2024-01-13T09:00:00")
+        assert len(bob.store.search_lexical("bob", "zorblax")) == 1
+        assert len(bob.store.search_lexical("ana", "zorblax")) == 2
+    assert len(store.search_lexical("bob", "zorblax")) == 1
+    before = store.ledger.lexical_stats("ana")
+    vet = store.search_lexical("ana", "vet")
+    mem.forget(vet[0], hard=True)
+    assert store.search_lexical("ana", "vet") == []
+    assert store.ledger.postings("ana", "vet", 10) == []  # no posting keeps an erased word
+    docs, length = store.ledger.lexical_stats("ana")
+    assert docs == before[0] - 1 and 0 < length < before[1]
+
+
+def test_common_terms_are_skipped_not_scanned(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    mem.observe_many([{"text": f"My colleague number {i} likes tea.", "speaker": "user"} for i in range(6)])
+    mem.observe("My colleague Zorblax likes coffee.", speaker="user")
+    reads: list[int] = []
+    real = mem.store.ledger.postings
+
+    def counted(namespace: str, term: str, limit: int) -> list[tuple[str, int, int]]:
+        rows = real(namespace, term, limit)
+        reads.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(mem.store.ledger, "postings", counted)
+    monkeypatch.setattr(lexical, "MAX_POSTINGS", 3)
+    found = mem.store.search_lexical("ana", "colleague zorblax")
+    assert [t for t in _texts(mem, found) if "Zorblax" in t] == _texts(mem, found) != []  # "colleague": skipped
+    assert max(reads) <= 4  # no term's postings are read past the cap (+1 to know it is over)
+    assert mem.store.search_lexical("ana", "colleague likes") == []  # nothing rare to match: no lexical candidates
+
+
+def test_import_and_migration_fill_the_index(tmp_path: Path) -> None:
+    from memory_graph.transfer import export_user, import_records
+
+    with Memory(tmp_path / "a", user_id="ana") as source:
+        source.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        source.observe("Our cat is called Zorblax.", time="2024-01-10T09:00:00")
+        records = list(export_user(source.store, "ana"))
+    with Memory(tmp_path / "b", user_id="ana") as target:
+        target.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        import_records(target.store, records)
+        assert len(target.store.search_lexical("ana", "zorblax")) == 1
+        db = target.store.ledger.db
+        with target.store.ledger.tx() as tx:  # a store written before the lexical index existed (schema 4)
+            tx.execute("DROP TABLE memory_terms")
+            tx.execute("DROP TABLE lexical_stats")
+        db.script("PRAGMA user_version=4")
+    with Memory(tmp_path / "b", user_id="ana") as reopened:
+        assert len(reopened.store.search_lexical("ana", "zorblax")) == 1
+        assert reopened.store.ledger.lexical_stats("ana")[0] == len(reopened.store.ledger.query(
+            "SELECT id FROM memories WHERE namespace='ana'"))
