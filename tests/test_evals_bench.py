@@ -19,6 +19,8 @@ def test_bench_reports_ratios_and_a_plot(tmp_path: Path) -> None:
     for row in rows:
         assert row["ingest_vs_chroma"] > 0 and row["recall_vs_floor"] > 0 and row["open_s"] >= 0
         assert row["recall_p95_ms"] >= row["recall_p50_ms"] > 0 and row["disk_bytes_per_memory"] > 0
+        assert row["recall_after_write_p50_ms"] > 0 and row["store_rss_mb"] > 50 and row["build_s"] > 0
+    assert rows[1]["build_s"] > rows[0]["build_s"]  # from an empty store, so it grows with the size
     assert (tmp_path / "bench.json").is_file() and (tmp_path / "bench.png").stat().st_size > 1000
     worse = {**result, "rows": [{**rows[0], "recall_vs_floor": 100.0}]}
     assert bench.regressions(worse) and not bench.regressions({**result, "rows": [

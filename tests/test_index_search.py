@@ -107,6 +107,42 @@ def test_store_search_equals_the_filtered_query(tmp_path: Path, monkeypatch: pyt
         mem.close()
 
 
+@pytest.mark.parametrize("few", [256, 0])  # the ledger resolves the filter to few memories / too many: Chroma's
+def test_a_short_search_is_exact_by_the_ledger_or_by_chroma(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             few: int) -> None:
+    """A request the over-fetch leaves short (a scope holding one live value, far from the query among many
+    others) is answered exactly: by scoring the few memories the ledger finds for its filter, without a filtered
+    Chroma search, or, when the filter matches more than FEW_MATCHES, by that search; the same hits either way."""
+    import memory_graph.store as store_module
+
+    monkeypatch.setattr(store_module, "OVERFETCH", 4)
+    monkeypatch.setattr(store_module, "FIRST_FETCH", 2)
+    monkeypatch.setattr(store_module, "FEW_MATCHES", few)
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        mem.observe_many([{"role": "user", "text": f"We upgraded Redis to version 7.{i} in production.",
+                           "time": f"2026-01-{i + 1:02d}T10:00:00Z"} for i in range(8)]
+                         + [{"role": "user", "text": f"My friend {n} lives in Lisbon.", "time": "2026-02-01T10:00:00Z"}
+                            for n in ("Ana", "Bram", "Chen", "Dita", "Emeka", "Farah")]
+                         + [{"role": "user", "text": "In staging, we run Redis 6.", "time": "2026-02-02T10:00:00Z"}])
+        store = mem.store
+        scopes = {r["scope"] for r in store.ledger.query("SELECT scope FROM memories WHERE namespace='u'")}
+        assert "staging" in scopes
+        vector = store.embed(["Who lives in Lisbon?"])[0]
+        where = {"status": {"$in": ["current", "contested"]}, "scope": "staging"}
+        with store.session():
+            want = VectorIndex.search(store.index.memories, vector, "u", 1, where)
+        calls: list[object] = []
+        real = VectorIndex.search
+        monkeypatch.setattr(VectorIndex, "search", staticmethod(lambda *a, **k: calls.append(a) or real(*a, **k)))
+        got = store.search_memories(vector, "u", 1, where)  # fetches 2, then 4 of the ~8 held: short of it
+        assert [i for i, _ in got] == [i for i, _ in want] != []
+        assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-5)
+        assert (calls == []) == (few > 0)  # a filtered Chroma search only when the ledger found too many
+        assert store.ledger.memory_ids_matching("u", {"valid_from": {"$lte": 5}}, 10) is None  # not an index range
+        assert store.ledger.memory_ids_matching("u", {"scope": {"$ne": "x"}}, 10) is None
+
+
 def _part_ids(store: object) -> tuple[set[str], set[str]]:
     with store.session():  # type: ignore[attr-defined]
         held, replaced = store.index.memories.parts  # type: ignore[attr-defined]

@@ -367,6 +367,18 @@ OVERFETCH = 512
 """Records fetched unfiltered per collection before the filters apply (``Store.search_memories_many``): at least
 ``FIRST_FETCH`` (and twice the largest request), then, when a request is short, ``OVERFETCH``, then a query
 filtered inside Chroma."""
+FEW_MATCHES = 256
+"""A short request whose filter the ledger can resolve (``Ledger.memory_ids_matching``) to at most this many
+memories scores those itself (their stored vectors, :func:`cosine_ranked`) instead of a filtered Chroma search."""
+
+
+def cosine_ranked(vector: np.ndarray, vectors: dict[str, np.ndarray]) -> list[tuple[str, float]]:
+    """``[(id, cosine)]`` of each of ``vectors`` to ``vector``, nearest first (ties by id): what a Chroma query of
+    a cosine collection returns for them (``1 - distance``)."""
+    query = np.asarray(vector, dtype=np.float32)
+    scale = float(np.linalg.norm(query)) or 1.0
+    scored = [(i, float(np.dot(v, query)) / ((float(np.linalg.norm(v)) or 1.0) * scale)) for i, v in vectors.items()]
+    return sorted(scored, key=lambda h: (-h[1], h[0]))
 
 
 @dataclass(frozen=True)

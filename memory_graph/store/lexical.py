@@ -40,10 +40,13 @@ if TYPE_CHECKING:
     from memory_graph.store.ledger import Ledger
 
 LEXICAL_K = 10
-MAX_POSTINGS = 4096
-"""Postings read per query term at most; a term held by more memories of the namespace is left out of the query."""
+MAX_POSTINGS = 2048
+"""Postings read per query term at most; a term held by more memories of the namespace is left out of the query
+(found by a count in the index, without reading its postings)."""
 MAX_QUERY_TERMS = 32
 """Distinct query terms looked up at most (the first ones of the query)."""
+MAX_TERM_CHARS = 64
+"""A longer word is indexed and looked up by its first 64 characters (a key must fit PostgreSQL's btree pages)."""
 K1 = 1.5
 B = 0.75
 """Okapi BM25's term-frequency saturation and length normalisation (``bm25s``'s defaults)."""
@@ -51,10 +54,10 @@ B = 0.75
 
 def lexical_terms(text: str, source: str = "") -> Counter[str]:
     """The terms of a memory (its ``searchable_text``) or a query, with their counts: ``bm25s.tokenize``
-    (lowercase, words of two or more word characters, English stopwords removed)."""
+    (lowercase, words of two or more word characters, English stopwords removed), each cut to MAX_TERM_CHARS."""
     tokens = bm25s.tokenize([searchable_text(text, source)], stopwords="en",
                             show_progress=False, return_ids=False)[0]
-    return Counter(str(t) for t in tokens)
+    return Counter(str(t)[:MAX_TERM_CHARS] for t in tokens)
 
 
 def bm25_scores(postings: Mapping[str, Sequence[tuple[str, int, int]]], docs: int, mean_length: float,
@@ -97,8 +100,8 @@ def search(ledger: Ledger, namespace: str, query: str, k: int = LEXICAL_K) -> li
     docs, length = ledger.lexical_stats(namespace)
     if not docs:
         return []
-    postings = {t: rows for t in terms if (rows := ledger.postings(namespace, t, MAX_POSTINGS + 1))
-                and len(rows) <= MAX_POSTINGS}
+    postings = {t: ledger.postings(namespace, t, MAX_POSTINGS) for t in terms
+                if 0 < ledger.term_frequency(namespace, t, MAX_POSTINGS + 1) <= MAX_POSTINGS}
     scores = bm25_scores(postings, docs, length / docs)
     return [m for m, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
 

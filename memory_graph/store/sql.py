@@ -292,7 +292,7 @@ class PostgresDatabase(Database):
         run). The write-ahead log keeps them until the server recycles its segments: the operator's business."""
         cur = self.cursor()
         for table in ("observations", "memories", "provenance", "links", "events", "recalls", "feedback", "items",
-                      "erase_jobs"):
+                      "erase_jobs", "memory_terms"):
             cur.execute(f"VACUUM FULL {table}")
 
     def close(self) -> None:
