@@ -34,7 +34,6 @@ one subgraph call at a time.
 from __future__ import annotations
 
 import json
-import logging
 import socket
 import threading
 from collections.abc import Callable
@@ -154,8 +153,6 @@ def build_server(memory: Memory, *, name: str = SERVER_NAME) -> MCPServer:
                 raise ToolError(f"{type(exc).__name__}: {exc}") from None
 
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
-    # the SDK installs a root log handler; bm25s sets its own logger to DEBUG and would log every index build
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
 
     @server.tool(description="Store one message in long-term memory and form memories from it (facts it states, "
                              "updates that replace older facts). Returns the memories formed.")

@@ -44,6 +44,15 @@ def test_scores_are_bm25s_lucene_scores(query: str) -> None:
     assert np.allclose(got, expected, atol=1e-5), (got, expected)
 
 
+def test_terms_are_the_bm25s_tokens() -> None:
+    assert set(bm25s.stopwords.STOPWORDS_EN) == lexical.STOP_WORDS
+    texts = [*CORPUS, "Dr. Lee's e-mail: lee@example.com, v7.2_beta; naïve café ÉCOLE 東京 タワー 42 x y",
+             "it's the 2nd of May and we're in Zürich", "", "   ", "a the of", "\x00binary\x01 text\u200b here"]
+    for text in texts:
+        expected = bm25s.tokenize([text], stopwords="en", show_progress=False, return_ids=False)[0]
+        assert sorted(lexical_terms(text).elements()) == sorted(expected), text
+
+
 def test_terms_are_the_bm25s_tokens_with_counts() -> None:
     assert lexical_terms("The cat and the CAT sat.") == {"cat": 2, "sat": 1}
     assert lexical_terms("I went", "Caroline") == {"caroline": 1, "went": 1}  # a named speaker is searchable
