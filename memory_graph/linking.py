@@ -47,6 +47,7 @@ from memory_graph.extract.rules import (
 )
 from memory_graph.records import LIVE_STATUSES, MemoryRecord
 from memory_graph.store import Store, Tx
+from memory_graph.store.lexical import LEXICAL_K
 from memory_graph.tokens import count_tokens
 
 MULTI_VALUED = {"pets", "likes", "dislikes", "languages", "hobbies", "children", "friends", "siblings", "skills"}
@@ -393,8 +394,9 @@ def _topic_targets(store: Store, namespace: str, record: MemoryRecord, pending: 
     note that mentions X once is far from X as a whole)."""
     vector = store.embed([record.value])[0]
     rows = [r for r, _ in nearest_live(store, namespace, vector, FORGET_NEIGHBOURS, pending=pending)]
-    lexical = store.ledger.memories(namespace, store.search_lexical(namespace, record.value))
-    rows += [r for r in lexical.values() if r["status"] in LIVE_STATUSES]
+    hits = store.search_lexical(namespace, record.value, 4 * LEXICAL_K)
+    lexical = store.ledger.memories(namespace, hits)
+    rows += [lexical[m] for m in hits if m in lexical and lexical[m]["status"] in LIVE_STATUSES][:LEXICAL_K]
     out: dict[str, Any] = {}
     for row in rows:
         if row["id"] in out or row["source"] != record.source or is_forget_request(row["text"]):

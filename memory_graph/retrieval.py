@@ -33,6 +33,7 @@ from memory_graph.extract.rules import is_assistant
 from memory_graph.knapsack import knapsack
 from memory_graph.records import Recall, RecallItem, Status
 from memory_graph.store import IndexQuery, Store, new_id
+from memory_graph.store.lexical import LEXICAL_K
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
 from memory_graph.usefulness import (
@@ -477,16 +478,22 @@ def _held(row: Any, as_of_iso: str | None, include_history: bool) -> bool:
     return include_history or row["status"] in ("current", "contested")
 
 
+LEXICAL_FETCH = 4 * LEXICAL_K
+"""BM25 hits read before the status/validity filter, of which the best ``LEXICAL_K`` that pass it join the pool."""
+
+
 def _lexical_hits(
     store: Store, ns: str, query: str, vector: Any, seen: set[str], as_of_iso: str | None, include_history: bool
 ) -> list[tuple[str, float]]:
     """BM25 hits (``memory_graph.store.lexical``) the vector search missed, that pass the same status/validity
     filter, with their cosine similarity to the query: the lexical half of the hybrid pool."""
-    extra = [m for m in store.search_lexical(ns, query) if m not in seen]
+    extra = [m for m in store.search_lexical(ns, query, LEXICAL_FETCH) if m not in seen]
     if not extra:
         return []
     rows = store.ledger.memories(ns, extra)
-    keep = [m for m in extra if m in rows and _held(rows[m], as_of_iso, include_history)]
+    # held ones first, then cut: among equal BM25 scores (templated texts) the current value must not lose its
+    # place to replaced ones that happen to sort first (breaker run)
+    keep = [m for m in extra if m in rows and _held(rows[m], as_of_iso, include_history)][:LEXICAL_K]
     vectors = store.memory_vectors(keep)
     return [(m, float(np.dot(vectors[m], vector))) for m in keep if m in vectors]
 

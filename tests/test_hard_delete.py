@@ -197,3 +197,12 @@ def test_erasing_what_replaced_a_fact_makes_the_fact_current_again(tmp_path: Pat
         assert restored["status"] == "current" and restored["valid_to"] is None
         assert [e["type"] for e in restored["events"]][-1] == "status:current"
         assert any("Lisbon" in it.text and it.status == "current" for it in mem.recall("Where do I live?").items)
+
+
+def test_distinctive_words_inside_a_longer_value_are_needles() -> None:
+    """A value of several words ("my token is zqxv9981kk") still marks where it is quoted by its distinctive
+    word (breaker run); common words ("Berlin", "token") never do."""
+    from memory_graph.store.erase import distinctive_values
+
+    assert distinctive_values(["my token is zqxv9981kk.", "Berlin", "alpha247514q9", "(Okonkwo)", "tea"]) == [
+        "zqxv9981kk", "alpha247514q9", "Okonkwo"]

@@ -141,3 +141,43 @@ def test_import_and_migration_fill_the_index(tmp_path: Path) -> None:
         assert len(reopened.store.search_lexical("ana", "zorblax")) == 1
         assert reopened.store.ledger.lexical_stats("ana")[0] == len(reopened.store.ledger.query(
             "SELECT id FROM memories WHERE namespace='ana'"))
+
+
+def test_an_index_an_older_writer_left_behind_is_repaired_on_open(tmp_path: Path) -> None:
+    """A process of a version before the index that kept the store open across its upgrade writes memories
+    without postings, or erases memories and leaves theirs (breaker run): the next open re-indexes that
+    namespace; and a process whose code is older than the store's schema can no longer write at all."""
+    from memory_graph.errors import StoreError
+    from memory_graph.store.ledger import SCHEMA_VERSION
+
+    with Memory(tmp_path / "s", user_id="ana") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        mem.observe("Our cat is called Zorblax.")
+        mem.observe("We use Kafka for events.")
+        with mem.store.ledger.tx() as tx:  # what the old writer did: a memory without postings, stats untouched
+            tx.execute("DELETE FROM memory_terms WHERE namespace='ana' AND term='kafka'")
+            tx.execute("UPDATE lexical_stats SET docs = docs - 1 WHERE namespace='ana'")
+        assert mem.store.search_lexical("ana", "kafka") == []
+    with Memory(tmp_path / "s", user_id="ana") as mem:
+        assert len(mem.store.search_lexical("ana", "kafka")) == 1
+        docs = mem.store.ledger.lexical_stats("ana")[0]
+        assert docs == len(mem.store.ledger.query("SELECT id FROM memories WHERE namespace='ana'"))
+        mem.store.ledger.db.script(f"PRAGMA user_version={SCHEMA_VERSION + 1}")  # a newer version migrated it
+        with pytest.raises(StoreError, match="upgraded by a newer memory-graph"):
+            mem.observe("I moved to Porto.")
+        mem.store.ledger.db.script(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+
+def test_replaced_values_do_not_crowd_the_current_one_out_of_the_lexical_hits(mem: Memory) -> None:
+    """Templated texts tie on BM25; the current value must be among the hits whatever the ids' order (the cut
+    comes after the status filter; breaker run)."""
+    from memory_graph.retrieval import _lexical_hits
+
+    mem.observe_many([{"text": f"We pay {400 + 10 * i} dollars a month for the Kafka3 cluster.", "speaker": "user",
+                       "time": f"2024-01-{i + 1:02d}T09:00:00Z"} for i in range(25)])
+    current = [r for r in mem.store.ledger.query("SELECT id, status, text FROM memories WHERE namespace='ana'")
+               if r["status"] == "current" and "Kafka3" in r["text"]]
+    assert len(current) == 1 and "640" in current[0]["text"]
+    vector = mem.store.embed(["Kafka3 cluster dollars"])[0]
+    hits = _lexical_hits(mem.store, "ana", "Kafka3 cluster dollars", vector, set(), None, False)
+    assert [m for m, _ in hits] == [current[0]["id"]]

@@ -266,7 +266,7 @@ def _segmenter() -> pysbd.Segmenter:
     return pysbd.Segmenter(language="en", clean=False)
 
 
-_INNER_STOP = re.compile(r"[.!?\u2026\u3002\uff01\uff1f]\W*\S")
+_INNER_STOP = re.compile(r"[.!?\u061f\u06d4\u0964\u0965\u203c\u203d\u2026\u3002\uff01\uff0e\uff1f]\W*\S")
 """A sentence-ending mark with more text after it: only a line that has one can hold two sentences."""
 
 

@@ -159,6 +159,10 @@ class Store:
             log.warning("%s", exc)
             self.last_reconcile = {"indexed": 0, "removed": 0, "skipped": 0, "error": str(exc)}
         with self.session():
+            repaired = self.ledger.repair_lexical()
+            if repaired:
+                log.warning("store %s: the lexical index of %d namespace(s) disagreed with their memories (written "
+                            "by an older memory-graph during an upgrade?); re-indexed", self.location, len(repaired))
             self.ledger.analyze_if_stale()
 
     # ---- lifecycle ---------------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ before they are dropped is finished by the next open) and dropped, Chroma's own 
 (``Store._purge_index_files``), and both SQLite files are VACUUMed. Chat threads of the namespace in
 ``threads.sqlite3`` are rewritten without the messages that quote erased text (``memory_graph.threads``).
 
-A *distinctive* value is one word of at least 5 characters that holds a digit or is rare in English (wordfreq
-Zipf frequency below 2.0): "alpha247514q9" is scrubbed wherever it is quoted, "Berlin" is not (erasing every
+A *distinctive* value is a word of a value of at least 5 characters that holds a digit or is rare in English
+(wordfreq Zipf frequency below 2.0): "alpha247514q9" (also inside "my token is alpha247514q9") is scrubbed wherever it is quoted, "Berlin" is not (erasing every
 message that mentions a common word would erase other facts). Matching is case-insensitive substring search
 over the namespace's rows: O(namespace) per hard delete, which is rare and never on a hot path.
 """
@@ -44,13 +44,12 @@ def distinctive_values(values: list[str]) -> list[str]:
     from wordfreq import zipf_frequency
 
     out = []
-    for value in values:
-        word = value.strip()
-        if len(word) >= 5 and not re.search(r"\s", word) and (
-            re.search(r"\d", word) or zipf_frequency(word, "en") < DISTINCTIVE_ZIPF
-        ):
-            out.append(word)
-    return out
+    for value in values:  # each word of a value ("my token is zqxv9981kk": breaker run), not only one-word values
+        for raw in value.split():
+            word = raw.strip(".,;:!?\"'()[]{}<>")
+            if len(word) >= 5 and (re.search(r"\d", word) or zipf_frequency(word, "en") < DISTINCTIVE_ZIPF):
+                out.append(word)
+    return list(dict.fromkeys(out))
 
 
 def _quoting(led: Ledger, ns: str, table: str, column: str, needles: list[str]) -> set[str]:

@@ -185,6 +185,22 @@ class Ledger:
         with self._lock:
             self.db.close()
 
+    def repair_lexical(self) -> list[str]:
+        """Re-index the namespaces whose lexical index disagrees with their memories (``lexical_stats.docs`` is not
+        their count), in one transaction; returns them. Run at every open: a process of a version before the
+        index (schema < 5) that kept a store open across its upgrade wrote memories without postings, or erased
+        memories and left theirs (breaker run). One grouped count over the namespace index: about 10 ms per
+        100k memories."""
+        counts = {r["namespace"]: int(r["n"]) for r in
+                  self.query("SELECT namespace, COUNT(*) AS n FROM memories GROUP BY namespace")}
+        indexed = {r["namespace"]: int(r["docs"]) for r in self.query("SELECT namespace, docs FROM lexical_stats")}
+        wrong = sorted(ns for ns in set(counts) | set(indexed) if counts.get(ns, 0) != indexed.get(ns, 0))
+        if wrong:
+            with self.tx() as tx:
+                for ns in wrong:
+                    tx.index_all_terms(ns)
+        return wrong
+
     def analyze_if_stale(self) -> bool:
         """Refresh the query planner's statistics (``ANALYZE`` with ``analysis_limit``, so it reads a bounded sample)
         when none exist or the memories table has doubled since the last time; returns whether it ran. Without
@@ -234,10 +250,21 @@ class Ledger:
     @contextmanager
     def tx(self) -> Iterator[Tx]:
         """One write transaction (begun with the database's write lock, see ``memory_graph.store.sql``; COMMIT, or
-        ROLLBACK on any error) and its typed operations."""
+        ROLLBACK on any error) and its typed operations.
+
+        Raises:
+            StoreError: another process migrated the store past this code's schema since it was opened (its
+                writes would miss what the newer schema keeps, e.g. the lexical index: breaker run).
+        """
+        from memory_graph.errors import StoreError
+
         with self._lock:
             cur = self.db.cursor()
             self.db.begin(cur)
+            if self.db.schema_version(cur) > SCHEMA_VERSION:
+                cur.execute("ROLLBACK")
+                raise StoreError(f"store {self.location!r} was upgraded by a newer memory-graph while open here; "
+                                 f"upgrade this one and open it again")
             try:
                 yield Tx(cur)
             except BaseException:

@@ -289,11 +289,14 @@ class PostgresDatabase(Database):
     def vacuum(self) -> None:
         """``VACUUM FULL`` of the tables a hard delete edits: each is rewritten into new files and the old ones are
         removed, so erased rows do not stay in the table's files (plain ``VACUUM`` only marks them free; breaker
-        run). The write-ahead log keeps them until the server recycles its segments: the operator's business."""
+        run), and analyzed again, so the planner's statistics (``pg_stats``: most common values, histograms) no
+        longer sample them. The write-ahead log keeps them until the server recycles its segments: the operator's business."""
         cur = self.cursor()
         for table in ("observations", "memories", "provenance", "links", "events", "recalls", "feedback", "items",
                       "erase_jobs", "memory_terms"):
-            cur.execute(f"VACUUM FULL {table}")
+            cur.execute(f"VACUUM (FULL, ANALYZE) {table}")  # ANALYZE: pg_stats keeps sampled values (breaker run)
+        with contextlib.suppress(Exception):  # the old statistics rows, when the role may (owner or superuser)
+            cur.execute("VACUUM FULL pg_statistic")
 
     def close(self) -> None:
         if self._conn is not None:

@@ -191,13 +191,19 @@ class Tx:
                           "length = lexical_stats.length + excluded.length",
                           (ns, sign * len(terms), sign * length))
 
-    def index_all_terms(self) -> int:
-        """(Re)build the whole lexical index from the memories (the migration that creates it); returns how many
-        memories were indexed."""
-        self._cur.execute("DELETE FROM memory_terms")
-        self._cur.execute("DELETE FROM lexical_stats")
+    def index_all_terms(self, ns: str | None = None) -> int:
+        """(Re)build the lexical index of namespace ``ns`` (None: of every namespace, the migration that creates
+        it) from its memories; returns how many memories were indexed."""
+        if ns is None:
+            self._cur.execute("DELETE FROM memory_terms")
+            self._cur.execute("DELETE FROM lexical_stats")
+            rows = self._cur.execute("SELECT namespace, id, text, source FROM memories").fetchall()
+        else:
+            self._cur.execute("DELETE FROM memory_terms WHERE namespace=?", (ns,))
+            self._cur.execute("DELETE FROM lexical_stats WHERE namespace=?", (ns,))
+            rows = self._cur.execute("SELECT namespace, id, text, source FROM memories WHERE namespace=?", (ns,)).fetchall()
         by_ns: dict[str, list[Row]] = {}
-        for row in self._cur.execute("SELECT namespace, id, text, source FROM memories").fetchall():
+        for row in rows:
             by_ns.setdefault(row["namespace"], []).append(row)
         for ns, rows in by_ns.items():
             self.index_terms(ns, rows)
