@@ -287,7 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="sizes 1,000 and 10,000; exit 1 on a regression")
     parser.add_argument("--sizes", default="", help="comma-separated store sizes in turns")
     parser.add_argument("--data", default=os.environ.get("MEMORY_GRAPH_LOCOMO", "../shared/data/locomo"))
-    parser.add_argument("--out", default="evals/results/bench")
+    parser.add_argument("--out", default="", help="where bench.json and bench.png go (default: "
+                        "evals/results/_scratch/bench, git-ignored; the committed results are evals/results/bench for "
+                        "--quick, the CI baseline, and evals/results/bench-100k for the full run: name them to replace them)")
     parser.add_argument("--database-url", default="", help="measure the server backend: an empty PostgreSQL "
                         "database (postgresql://...), with --chroma")
     parser.add_argument("--chroma", default="", help="the Chroma server (http://host:port) for --database-url")
@@ -299,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     baseline = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.is_file() else None
     if bool(args.database_url) != bool(args.chroma):
         parser.error("--database-url and --chroma go together")
-    result = run(sizes, Path(args.data), Path(args.out), database_url=args.database_url, chroma_url=args.chroma)
+    out = Path(args.out or "evals/results/_scratch/bench")
+    result = run(sizes, Path(args.data), out, database_url=args.database_url, chroma_url=args.chroma)
     bad = regressions(result, baseline)
     for line in bad:
         print(f"REGRESSION {line}")
