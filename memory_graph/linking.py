@@ -47,7 +47,7 @@ from memory_graph.extract.rules import (
 )
 from memory_graph.records import LIVE_STATUSES, MemoryRecord
 from memory_graph.store import Store, Tx
-from memory_graph.store.lexical import LEXICAL_K
+from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
 from memory_graph.tokens import count_tokens
 
 MULTI_VALUED = {"pets", "likes", "dislikes", "languages", "hobbies", "children", "friends", "siblings", "skills"}
@@ -394,7 +394,7 @@ def _topic_targets(store: Store, namespace: str, record: MemoryRecord, pending: 
     note that mentions X once is far from X as a whole)."""
     vector = store.embed([record.value])[0]
     rows = [r for r, _ in nearest_live(store, namespace, vector, FORGET_NEIGHBOURS, pending=pending)]
-    hits = store.search_lexical(namespace, record.value, 4 * LEXICAL_K)
+    hits = store.search_lexical(namespace, record.value, LEXICAL_FETCH)
     lexical = store.ledger.memories(namespace, hits)
     rows += [lexical[m] for m in hits if m in lexical and lexical[m]["status"] in LIVE_STATUSES][:LEXICAL_K]
     out: dict[str, Any] = {}

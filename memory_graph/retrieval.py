@@ -33,7 +33,7 @@ from memory_graph.extract.rules import is_assistant
 from memory_graph.knapsack import knapsack
 from memory_graph.records import Recall, RecallItem, Status
 from memory_graph.store import IndexQuery, Store, new_id
-from memory_graph.store.lexical import LEXICAL_K
+from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
 from memory_graph.usefulness import (
@@ -476,10 +476,6 @@ def _held(row: Any, as_of_iso: str | None, include_history: bool) -> bool:
     if as_of_iso:
         return row["valid_from"] <= as_of_iso and (row["valid_to"] is None or row["valid_to"] > as_of_iso)
     return include_history or row["status"] in ("current", "contested")
-
-
-LEXICAL_FETCH = 4 * LEXICAL_K
-"""BM25 hits read before the status/validity filter, of which the best ``LEXICAL_K`` that pass it join the pool."""
 
 
 def _lexical_hits(

@@ -75,6 +75,28 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str,
     return running.new_database(), {"chroma_url": running.chroma_url}
 
 
+@pytest.fixture()
+def stem_memory(store_location: tuple[str, dict[str, str]]) -> Iterator[Any]:
+    """``open(user_id) -> Memory`` on this test's store (each backend, ``store_location``) with the fake
+    ``StemBagEmbedder`` instead of MiniLM; every Memory opened is closed after the test."""
+    from fakes import StemBagEmbedder
+
+    from memory_graph import Memory
+
+    opened: list[Memory] = []
+
+    def open_memory(user_id: str) -> Memory:
+        location, options = store_location
+        memory = Memory(location, user_id=user_id, **options)
+        memory.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        opened.append(memory)
+        return memory
+
+    yield open_memory
+    for memory in reversed(opened):
+        memory.close()
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Debian's Chromium, headless, driven by Playwright (``tests/browser.py``) for one test module; skipped with the

@@ -5,7 +5,7 @@ query term."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import bm25s
@@ -61,19 +61,15 @@ def test_terms_are_the_bm25s_tokens_with_counts() -> None:
 
 
 @pytest.fixture()
-def mem(store_location: tuple[str, dict[str, str]]) -> Iterator[Memory]:
-    location, options = store_location
-    memory = Memory(location, user_id="ana", **options)
-    memory.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-    yield memory
-    memory.close()
+def mem(stem_memory: Callable[[str], Memory]) -> Memory:
+    return stem_memory("ana")
 
 
 def _texts(mem: Memory, ids: list[str]) -> list[str]:
     return [mem.inspect(m)["text"] for m in ids]
 
 
-def test_index_follows_writes_namespaces_and_hard_deletes(mem: Memory, store_location: tuple[str, dict[str, str]]) -> None:
+def test_index_follows_writes_namespaces_and_hard_deletes(mem: Memory, stem_memory: Callable[[str], Memory]) -> None:
     mem.observe("Our cat is called Zorblax.", time="2024-01-10T09:00:00")
     mem.observe("We use Kafka for events.", time="2024-01-11T09:00:00")
     store = mem.store
@@ -86,12 +82,10 @@ def test_index_follows_writes_namespaces_and_hard_deletes(mem: Memory, store_loc
     word = "Q" * 3000
     mem.observe(f"My password hint is {word}.", time="2024-01-12T10:00:00")  # PostgreSQL: a key under a page
     assert len(store.search_lexical("ana", word)) == 1
-    location, options = store_location
-    with Memory(location, user_id="bob", **options) as bob:  # another client of the same store
-        bob.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-        bob.observe("Zorblax is the name of my boat.", time="2024-01-13T09:00:00")
-        assert len(bob.store.search_lexical("bob", "zorblax")) == 1
-        assert len(bob.store.search_lexical("ana", "zorblax")) == 2
+    bob = stem_memory("bob")  # another client of the same store
+    bob.observe("Zorblax is the name of my boat.", time="2024-01-13T09:00:00")
+    assert len(bob.store.search_lexical("bob", "zorblax")) == 1
+    assert len(bob.store.search_lexical("ana", "zorblax")) == 2
     assert len(store.search_lexical("bob", "zorblax")) == 1
     before = store.ledger.lexical_stats("ana")
     vet = store.search_lexical("ana", "vet")

@@ -8,7 +8,7 @@ table with statistics is cheaper to scan, which says nothing about 100k rows).""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -25,12 +25,8 @@ FULL_SCAN = {
 
 
 @pytest.fixture()
-def mem(store_location: tuple[str, dict[str, str]]) -> Iterator[Memory]:
-    location, options = store_location
-    memory = Memory(location, user_id="u", **options)
-    memory.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-    yield memory
-    memory.close()
+def mem(stem_memory: Callable[[str], Memory]) -> Memory:
+    return stem_memory("u")
 
 
 def test_hot_queries_use_indexes(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:

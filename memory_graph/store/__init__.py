@@ -480,8 +480,9 @@ class Store:
                     few = matching(request.where) if matching is not None else None
                     exact[k] = (cosine_ranked(vector, VectorIndex.vectors(collection, few))
                                 if few is not None and len(few) <= FEW_MATCHES else None)
-                if lacking and exact.get(k) is not None:
-                    hits, lacking = exact[k] or [], False
+                scored = exact.get(k)
+                if lacking and scored is not None:
+                    hits, lacking = scored, False
                 found.append((hits, lacking))
                 short = short or lacking
             if not short or fetch >= OVERFETCH:

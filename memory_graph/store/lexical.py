@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from memory_graph.store.ledger import Ledger
 
 LEXICAL_K = 10
+LEXICAL_FETCH = 4 * LEXICAL_K
+"""BM25 hits a caller reads before its own status/validity filter, of which it keeps the best ``LEXICAL_K`` that
+pass (templated texts tie on BM25; cutting before the filter let replaced values crowd out the current one)."""
 MAX_POSTINGS = 2048
 """Postings read per query term at most; a term held by more memories of the namespace is left out of the query
 (found by a count in the index, without reading its postings)."""
