@@ -182,8 +182,9 @@ def run_suite(
     extra: dict[str, Any] = dict(options or {})
     if name == "locomo":
         extra["data"] = Path(data) if data else default_data()
-    elif name == "unseen":
-        pass  # the frozen conversations of evals/unseen/; no seeds
+    elif name == "unseen":  # the frozen conversations of evals/unseen/ (or --data: another folder of them); no seeds
+        if data:
+            extra["data"] = Path(data)
     else:
         default = (TEST_SEEDS[0],) if name == "supersession" else (outcome.QUICK_SEEDS if quick else outcome.FULL_SEEDS)
         extra["seeds"] = parse_seeds(seed_spec, default)

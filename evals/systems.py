@@ -433,6 +433,7 @@ BASELINES = ("flat", "flat_dates", "recency")
 MEMORY_GRAPH_VARIANTS: dict[str, dict[str, Any]] = {
     "memory_graph": {},
     "memory_graph-nolink": {"linking": False},
+    "memory_graph-rules": {"linker": "rules"},
     "memory_graph-nolearn": {"learning": False},
     "memory_graph-topk": {"selection": "topk"},
     "memory_graph-logistic": {"usefulness": "logistic"},

@@ -18,6 +18,8 @@ outdated (honest uncertainty shows both, and must still rank the right one first
 - ``first``: of the lines that match an ``accept`` or a ``replaced`` string and are not marked outdated, the
   first one matches an ``accept`` string (for ``current``, ``hypothetical`` and ``retracted`` questions it is the
   *current value first* figure; for ``as_of`` questions the *as-of value first* figure);
+- ``first_line`` (issue 20): the very first line shown matches an ``accept`` string and is not marked outdated
+  (questions with an accept string: current, hypothetical, retracted, as-of): the reader's first line answers;
 - ``replaced_as_current``: some line matches a ``replaced`` string, matches no ``accept`` string ("moved from
   MySQL to PostgreSQL 16" names both and presents the old one as old) and is not marked outdated. For
   ``forgotten`` questions (no accept string) this is the whole test: the forgotten value must not come back.
@@ -118,12 +120,13 @@ def outdated(item: RecalledItem, at: str | None) -> bool:
 
 
 def judge(items: Sequence[RecalledItem], q: Question) -> dict[str, bool]:
-    """``{"shown", "first", "replaced_as_current"}`` for one question (see the module docstring)."""
+    """``{"shown", "first", "first_line", "replaced_as_current"}`` for one question (see the module docstring)."""
     live = [it for it in items if not outdated(it, q.as_of)]
     relevant = [it for it in live if _matches(it.text, q.accept) or _matches(it.text, q.replaced)]
     return {
         "shown": bool(q.accept) and any(_matches(it.text, q.accept) for it in live),
         "first": bool(q.accept) and bool(relevant) and _matches(relevant[0].text, q.accept),
+        "first_line": bool(q.accept) and bool(items) and _matches(items[0].text, q.accept) and not outdated(items[0], q.as_of),
         "replaced_as_current": any(_matches(it.text, q.replaced) and not _matches(it.text, q.accept) for it in live),
     }
 
@@ -154,7 +157,7 @@ def run(
                     res = system.recall(q.question, budget, as_of=q.as_of)
                     verdict = judge(res.items, q)
                     rows.append({"conversation": conv.name, "set": set_of[conv.name], "id": q.id, "type": q.type, **verdict,
-                                 "has_replaced": bool(q.replaced), "items": len(res.items),
+                                 "has_replaced": bool(q.replaced), "has_accept": bool(q.accept), "items": len(res.items),
                                  "context_tokens": res.context_tokens,
                                  "shown_lines": [f"[{it.status}] {it.text}"[:200] for it in res.items[:6]]})
         finally:
@@ -182,6 +185,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         changed = [r for r in sel if r["has_replaced"]]
         return {"questions": len(sel), "current_first": rate(firsts, "first"), "n_current": len(firsts),
                 "as_of_first": rate(as_of, "first"), "n_as_of": len(as_of),
+                "first_line": rate([r for r in sel if r["type"] in (*FIRST_TYPES, "as_of") and r.get("has_accept", True)],
+                                   "first_line"),
                 "replaced_as_current": rate(changed, "replaced_as_current"), "n_changed": len(changed),
                 "shown": rate([r for r in sel if r["type"] != "forgotten"], "shown"),
                 "forgotten_back": sum(1 for r in sel if r["type"] == "forgotten" and r["replaced_as_current"]),
@@ -202,14 +207,15 @@ def table(results: dict[str, Any]) -> str:
     from evals.report import markdown_table
 
     def fmt(m: dict[str, Any]) -> dict[str, Any]:
-        return {k: m[k] for k in ("current_first", "as_of_first", "replaced_as_current", "shown", "forgotten_back",
-                                  "hypothetical_as_fact")}
+        return {k: m.get(k) for k in ("current_first", "as_of_first", "first_line", "replaced_as_current", "shown",
+                                      "forgotten_back", "hypothetical_as_fact")}
 
     rows = [{"system": name, "set": label, **fmt(b), "tokens": m["context_tokens_per_question"] if label == "all" else None}
             for name, m in results["systems"].items()
             for label, b in [("all", m), *m.get("by_set", {}).items()]]
     cols = [("system", "system"), ("set", "set"), ("current_first", "current value first"), ("as_of_first", "as-of value first"),
-            ("replaced_as_current", "replaced shown as current"), ("shown", "answer shown at all"),
+            ("first_line", "first line answers"), ("replaced_as_current", "replaced shown as current"),
+            ("shown", "answer shown at all"),
             ("forgotten_back", "forgotten shown"), ("hypothetical_as_fact", "hypothetical as fact"),
             ("tokens", "context tokens/q")]
     text = markdown_table(rows, cols)

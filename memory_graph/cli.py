@@ -756,6 +756,47 @@ def forget(
 
 @app.command()
 @guarded
+def relate(
+    earlier: Annotated[str, typer.Argument(help="The earlier statement.")],
+    later: Annotated[str, typer.Argument(help="The later statement.")],
+    earlier_date: Annotated[str, typer.Option("--earlier-date", help="Its date (YYYY-MM-DD).")] = "",
+    later_date: Annotated[str, typer.Option("--later-date", help="Its date (YYYY-MM-DD).")] = "",
+    earlier_speaker: Annotated[str, typer.Option("--earlier-speaker", help="user, assistant or a name.")] = "user",
+    later_speaker: Annotated[str, typer.Option("--later-speaker", help="user, assistant or a name.")] = "user",
+    as_json: Annotated[bool, typer.Option("--json", help="Print every label's probability as JSON.")] = False,
+) -> None:
+    """Show how the update model reads a pair: does LATER replace, correct, end, restate, add to, or forget EARLIER?"""
+    from memory_graph.relations import LABELS, classify_many
+
+    rel = classify_many([({"speaker": earlier_speaker, "date": _pair_date(earlier_date), "text": earlier},
+                          {"speaker": later_speaker, "date": _pair_date(later_date), "text": later})])[0]
+    if as_json:
+        console.print_json(json.dumps({"label": rel.label, "probability": round(rel.probability, 4),
+                                       "outdates": round(rel.outdates, 4),
+                                       "probabilities": {lab: round(p, 4) for lab, p in zip(LABELS, rel.probs, strict=True)}}))
+        return
+    console.print(f"{rel.label} ({rel.probability:.2f}); the later outdates the earlier: {rel.outdates:.2f}")
+    for lab, p in sorted(zip(LABELS, rel.probs, strict=True), key=lambda lp: -lp[1]):
+        console.print(f"  {lab:<13} {p:.3f}")
+
+
+def _pair_date(value: str) -> str:
+    """A relate date as YYYY-MM-DD, or "" when not given; ``InvalidInputError`` when it is not a date."""
+    if not value.strip():
+        return ""
+    from memory_graph.timeutil import parse_time
+
+    try:
+        parsed = parse_time(value)
+    except (ValueError, OverflowError):
+        parsed = None
+    if parsed is None:
+        raise InvalidInputError(f"not a date: {value!r} (use YYYY-MM-DD)")
+    return parsed.date().isoformat()
+
+
+@app.command()
+@guarded
 def reindex(store: StoreOpt = DEFAULT_STORE, user: UserOpt = "default", chroma: ChromaOpt = "") -> None:
     """Rebuild the Chroma index from the SQLite ledger (all namespaces)."""
     with _open(store, user, create=False, chroma_url=chroma) as mem:

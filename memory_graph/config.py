@@ -19,6 +19,7 @@ embedding_model             MEMORY_GRAPH_EMBEDDING_MODEL     "" (packaged MiniLM
 encoding                    MEMORY_GRAPH_ENCODING            o200k_base
 trust                       MEMORY_GRAPH_TRUST               namespace
 linking                     MEMORY_GRAPH_LINKING             1 (on)
+linker                      MEMORY_GRAPH_LINKER              model (or rules)
 llm_linker                  MEMORY_GRAPH_LLM_LINKER          1 (on; used only with a model)
 learning                    MEMORY_GRAPH_LEARNING            1 (on)
 selection                   MEMORY_GRAPH_SELECTION           knapsack (or topk)
@@ -42,6 +43,7 @@ from memory_graph.errors import InvalidInputError
 Trust = Literal["namespace", "source"]
 Selection = Literal["knapsack", "topk"]
 UsefulnessModel = Literal["heuristic", "logistic"]
+Linker = Literal["model", "rules"]
 StructuredOutput = Literal["auto", "json_schema", "function_calling", "json_mode"]
 STRUCTURED_OUTPUTS: tuple[str, ...] = ("auto", "json_schema", "function_calling", "json_mode")
 
@@ -108,6 +110,9 @@ class Context:
         trust: ``namespace`` (anyone in the namespace may update a fact) or ``source``
             (a source updates only its own claims; conflicting sources contest).
         linking: link new memories to what they supersede (off only for ablations).
+        linker: what decides free-text updates offline: ``model`` (the update model trained here,
+            ``memory_graph.relations``, read beside the structured-slot rules; the default) or ``rules`` (the
+            hand-written topic-frame rules alone, kept for the ablation). Any other value: ``InvalidInputError``.
         llm_linker: when a ``model`` is configured, ask it which live memories a new one replaces where the
             rules find none (``memory_graph.llm_linker``; the rules still decide). One model call per record.
         learning: learn usefulness from outcomes (off only for ablations).
@@ -143,6 +148,7 @@ class Context:
     encoding: str = field(default_factory=lambda: _env("MEMORY_GRAPH_ENCODING", "o200k_base"))
     trust: Trust = field(default_factory=lambda: _env("MEMORY_GRAPH_TRUST", "namespace"))  # type: ignore[arg-type,return-value]
     linking: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LINKING", True))
+    linker: Linker = field(default_factory=lambda: _env("MEMORY_GRAPH_LINKER", "model"))  # type: ignore[arg-type,return-value]
     llm_linker: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LLM_LINKER", True))
     learning: bool = field(default_factory=lambda: _env_bool("MEMORY_GRAPH_LEARNING", True))
     selection: Selection = field(default_factory=lambda: _env("MEMORY_GRAPH_SELECTION", "knapsack"))  # type: ignore[arg-type,return-value]
@@ -181,6 +187,8 @@ class Context:
             raise InvalidInputError(f"encoding must be 'o200k_base' or 'cl100k_base', got {self.encoding!r}")
         if self.trust not in ("namespace", "source"):
             raise InvalidInputError(f"trust must be 'namespace' or 'source', got {self.trust!r}")
+        if self.linker not in ("model", "rules"):
+            raise InvalidInputError(f"linker must be 'model' or 'rules', got {self.linker!r}")
         if self.selection not in ("knapsack", "topk"):
             raise InvalidInputError(f"selection must be 'knapsack' or 'topk', got {self.selection!r}")
         if self.usefulness not in ("heuristic", "logistic"):

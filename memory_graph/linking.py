@@ -41,6 +41,7 @@ from memory_graph.extract.rules import (
     FORGET_TOPIC,
     WE,
     is_forget_request,
+    is_reminder,
     mask_frame,
     speaker_subject,
     split_sentences,
@@ -49,6 +50,7 @@ from memory_graph.records import LIVE_STATUSES, MemoryRecord
 from memory_graph.store import Store, Tx
 from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
 from memory_graph.tokens import count_tokens
+from memory_graph.update_decision import Candidate, Relate, Verdict, decide
 
 MULTI_VALUED = {"pets", "likes", "dislikes", "languages", "hobbies", "children", "friends", "siblings", "skills"}
 
@@ -434,13 +436,44 @@ def _forget_targets(store: Store, namespace: str, record: MemoryRecord, pending:
     return list(targets.values())
 
 
+MODEL_NEIGHBOURS = 8
+"""Candidates the update model reads per new statement: the nearest live memories of its party and scope."""
+LATER_CHARS = 600
+"""A message up to this long is what the model reads as the later statement (its context: "sorry, I meant",
+the other clauses); a longer one is read through the record's own clause."""
+
+
+def model_candidates(store: Store, ns: str, record: MemoryRecord, pending: Sequence[str] = (),
+                     exclude: frozenset[str] = frozenset()) -> list[Any]:
+    """The live memories the update model reads beside ``record``: the ``MODEL_NEIGHBOURS`` nearest by meaning of
+    its scope (``nearest_live``), asserted, not events, dated at or before it, that it may link to (``may_link``:
+    same party, same scope), other than ``exclude`` (memories formed from the same message)."""
+    nearest = nearest_live(store, ns, store.embed([record.text])[0], MODEL_NEIGHBOURS, record.scope, pending)
+    return [r for r, _ in nearest if r["kind"] != "event" and r["polarity"] > 0 and r["valid_from"] <= record.valid_from
+            and r["id"] not in exclude and may_link(record, r)]
+
+
+def model_verdict(store: Store, ns: str, record: MemoryRecord, message: str, relate: Relate,
+                  pending: Sequence[str] = (), exclude: frozenset[str] = frozenset()) -> Verdict:
+    """What the update model decides for ``record`` (``update_decision.decide``) over ``model_candidates``;
+    ``message``: the text of the record's observation."""
+    text = message if message.strip() and len(message) <= LATER_CHARS else record.text
+    later = {"speaker": record.source, "date": record.valid_from, "text": text}
+    rows = model_candidates(store, ns, record, pending, exclude)
+    cands = [Candidate(r["id"], r["text"], r["source"], r["valid_from"], bool(r["multi"]) or r["attribute"] in MULTI_VALUED)
+             for r in rows]
+    return decide(later, cands, relate, may_forget=not is_reminder(text))
+
+
 def link_records(
     store: Store, ctx: Context, records: Sequence[MemoryRecord], processed: Sequence[str] = (),
-    proposals: Mapping[int, tuple[list[str], str]] | None = None,
+    proposals: Mapping[int, tuple[list[str], str]] | None = None, relate: Relate | None = None,
 ) -> list[dict[str, Any]]:
     """Write ``records`` (in time order) with their links in one transaction, marking the observations
     ``processed`` in it too; records of an observation already marked processed are skipped (a no-op). ``proposals``: the LLM linker's ``{index in records: (ids, reason)}``
-    (``memory_graph.llm_linker.propose_all``), used where the rules find no predecessor. Returns one action
+    (``memory_graph.llm_linker.propose_all``), used where the rules find no predecessor. ``relate``: the update
+    model (``memory_graph.relations.RelationModel.relate``; None for the rules alone): it reads each record's
+    message beside the nearest live memories and decides which it outdates (``model_verdict``). Returns one action
     dict per record, in time order:
     ``{"action": "new"|"duplicate"|"supersede"|"retract"|"contest"|"forget", "id", "targets", "reason", "record"}``.
     """
@@ -450,6 +483,10 @@ def link_records(
     created: list[str] = []
     proposals = proposals or {}
     voted: set[tuple[str, str]] = set()  # (observation, attribute) pairs that already voted in this batch
+    use_model = relate is not None and ctx.linking
+    messages = {oid: row["text"] for oid, row in store.ledger.observations(
+        namespace, sorted({r.observation_id for r in records})).items()} if use_model else {}
+    formed: dict[str, set[str]] = {}  # observation id -> memories formed from it in this call
     with store.write() as tx:
         # idempotent: an observation another run (or process) already linked forms nothing again; this run
         # and a run that picked up the same crash-interrupted observation cannot both write its memories
@@ -459,7 +496,13 @@ def link_records(
                 if (earlier := _formed_elsewhere(tx, namespace, record)) is not None:
                     actions.append(earlier)
                 continue
-            action = _link_one(tx, store, ctx, namespace, record, created, proposals.get(i), voted)
+            verdict = None
+            if use_model and relate is not None and not record.forget:
+                verdict = model_verdict(store, namespace, record, messages.get(record.observation_id, ""), relate, created,
+                                        frozenset(formed.get(record.observation_id, ())))
+            action = _link_one(tx, store, ctx, namespace, record, created, proposals.get(i), voted, verdict)
+            if action.get("id"):
+                formed.setdefault(record.observation_id, set()).add(action["id"])
             action["record"] = record
             actions.append(action)
             touched.extend(action["targets"])
@@ -498,7 +541,7 @@ def _proposed(tx: Tx, store: Store, ns: str, proposal: tuple[list[str], str] | N
 
 def link_targets(
     tx: Tx, store: Store, ns: str, record: MemoryRecord, card: Cardinality, pending: Sequence[str] = (),
-    proposal: tuple[list[str], str] | None = None,
+    proposal: tuple[list[str], str] | None = None, frames: bool = True,
 ) -> tuple[list[Any], list[Any]]:
     """What ``record`` may link to, as ``(predecessors, ended)``: the one place where rows reach the writers
     of ``_link_one``, so the invariant is enforced here and only here: every row returned satisfies
@@ -506,7 +549,8 @@ def link_targets(
 
     - ``predecessors``: the live memories the record duplicates, supersedes or contests: same key (subject,
       attribute, scope), else the topic frame (``_frame_matches``), else the LLM linker's proposal
-      (``_proposed``); the first path that finds a row the record may link to wins.
+      (``_proposed``); the first path that finds a row the record may link to wins. ``frames=False`` (the update
+      model decides free text instead) leaves out the topic-frame path.
     - ``ended``: what a retraction ("no longer ...") or a "forget my X" request ends.
     """
     def gate(rows: Sequence[Any]) -> list[Any]:
@@ -521,7 +565,8 @@ def link_targets(
     if not free_text:
         paths.append(lambda: tx.live_in_slot(ns, subjects, record.attribute, record.scope))
     if asserted:
-        paths.append(lambda: _frame_matches(store, ns, record, pending))
+        if frames:
+            paths.append(lambda: _frame_matches(store, ns, record, pending))
         paths.append(lambda: _proposed(tx, store, ns, proposal, record))
     predecessors: list[Any] = []
     for path in paths:
@@ -560,6 +605,49 @@ def _redacted(store: Store, tx: Tx, ns: str, old: Any, record: MemoryRecord, enc
 def _link_one(
     tx: Tx, store: Store, ctx: Context, ns: str, record: MemoryRecord, pending: Sequence[str] = (),
     proposal: tuple[list[str], str] | None = None, voted: set[tuple[str, str]] | None = None,
+    verdict: Verdict | None = None,
+) -> dict[str, Any]:
+    """Link one record: the rules (``_link_rules``), then, where they linked nothing, what the update model decided
+    (``verdict``; None for the rules alone). A message that only asks to forget forms no memory
+    (``Verdict.request_only``)."""
+    if verdict is not None and verdict.request_only and record.polarity > 0:
+        live = tx.live_by_ids(ns, verdict.forgets)
+        for old in live:  # held at no time, like a rule-read forget request
+            tx.end_memory(ns, old["id"], "forget-request", old["valid_from"], "retracted", "retracts",
+                          f"{verdict.reason(old['id'])}: forget request ({record.ref or record.observation_id})")
+        return {"action": "forget", "id": None, "targets": [r["id"] for r in live], "reason": "forget request (update model)"}
+    action = _link_rules(tx, store, ctx, ns, record, pending, proposal, voted, frames=verdict is None)
+    if verdict is not None and action["id"] and action["action"] == "new" and action["reason"] != "out of order":
+        _apply_verdict(tx, ns, record, action, verdict)  # only where the rules linked nothing: where they fire, they are exact
+    return action
+
+
+def _apply_verdict(tx: Tx, ns: str, record: MemoryRecord, action: dict[str, Any], verdict: Verdict) -> None:
+    """End what the update model found outdated by the new memory ``action["id"]`` and the rules left live:
+    superseded (replaces, corrects), retracted (ends), or retracted and held at no time (forget). Updates
+    ``action`` (its targets, its action and reason when the rules had found nothing)."""
+    live = {r["id"]: r for r in tx.live_by_ids(ns, [*verdict.supersedes, *verdict.ends, *verdict.forgets])}
+    done = set(action["targets"]) | {action["id"]}
+    ended: list[str] = []
+    for ids, status, type_ in ((verdict.supersedes, "superseded", "supersedes"), (verdict.ends, "retracted", "retracts"),
+                               (verdict.forgets, "retracted", "retracts")):
+        for mid in ids:
+            if mid not in live or mid in done:
+                continue
+            valid_to = live[mid]["valid_from"] if ids is verdict.forgets else record.valid_from
+            tx.end_memory(ns, mid, action["id"], valid_to, status, type_, verdict.reason(mid))
+            done.add(mid)
+            ended.append(mid)
+    if ended:
+        action["targets"] = [*action["targets"], *ended]
+        if action["action"] == "new":
+            action["action"] = "supersede" if any(m in verdict.supersedes for m in ended) else "retract"
+            action["reason"] = verdict.reason(ended[0])
+
+
+def _link_rules(
+    tx: Tx, store: Store, ctx: Context, ns: str, record: MemoryRecord, pending: Sequence[str] = (),
+    proposal: tuple[list[str], str] | None = None, voted: set[tuple[str, str]] | None = None, frames: bool = True,
 ) -> dict[str, Any]:
     voted = set() if voted is None else voted
     if record.forget:
@@ -578,7 +666,7 @@ def _link_one(
 
     free_text = record.attribute == record.frame
     card: Cardinality = ("multi" if record.multi else "single") if free_text else cardinality(store, ns, record)
-    same_key, retracted = link_targets(tx, store, ns, record, card, pending, proposal)
+    same_key, retracted = link_targets(tx, store, ns, record, card, pending, proposal, frames)
     norm = normalise_value(record.value)
     for old in same_key:
         if normalise_value(old["value"]) == norm and old["polarity"] == record.polarity:

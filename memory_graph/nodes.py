@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from memory_graph import credit as credit_mod
 from memory_graph import deadline as deadline_mod
-from memory_graph import linking, llm_linker, retrieval
+from memory_graph import linking, llm_linker, relations, retrieval
 from memory_graph.chat_model import make_chat_model
 from memory_graph.config import Context, as_context, check_unicode
 from memory_graph.errors import InvalidInputError
@@ -245,7 +245,8 @@ def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     fallbacks: list[dict[str, Any]] = []
     proposals = (llm_linker.propose_all(model, store, ctx.user_id, records, mode=ctx.structured_output, fallbacks=fallbacks)
                  if model is not None else {})
-    actions = linking.link_records(store, ctx, records, processed=state.observed, proposals=proposals)
+    relate = relations.default_model().relate if ctx.linking and ctx.linker == "model" and records else None
+    actions = linking.link_records(store, ctx, records, processed=state.observed, proposals=proposals, relate=relate)
     if actions:  # a store that grew in this process keeps good query plans (stale statistics cost 2x per recall)
         store.ledger.analyze_if_stale()
     formed = []

@@ -17,7 +17,8 @@ TIMED_OUT = "The chat model timed out"
 ANSWERED = ", so I can only tell you what I remember that matches your message:"
 NOTHING = ", and no stored memory matches your message."
 MAX_ITEMS = 5
-"""Memories an offline answer quotes at most (the most useful current ones, in recall order)."""
+"""Memories an offline answer quotes at most (the first current ones of the recall, which presents them answer
+first: ``retrieval.answer_order``)."""
 
 
 def _fields(item: Any) -> Mapping[str, Any]:
@@ -25,13 +26,11 @@ def _fields(item: Any) -> Mapping[str, Any]:
 
 
 def current_items(items: Iterable[Any] | None, max_items: int = MAX_ITEMS) -> list[Mapping[str, Any]]:
-    """The ``max_items`` current items of a recall (``RecallItem`` objects or their ``model_dump()``) with the
-    highest usefulness (``score``), kept in the recall's order (its dated timeline). A recall lists what it chose
-    newest first, so its first lines are the newest, not the ones that answer: the main job's "Where do I live?"
-    with ``--as-of`` quoted five newer lines and not the address, which was twelfth (fresh-install run)."""
-    current = [f for f in map(_fields, items or []) if f.get("status") == "current"]
-    best = sorted(range(len(current)), key=lambda i: -float(current[i].get("score") or 0.0))[:max_items]
-    return [current[i] for i in sorted(best)]
+    """The first ``max_items`` current items of a recall (``RecallItem`` objects or their ``model_dump()``), in the
+    recall's order: answer first (the slot of the most useful line first, its newest statement first;
+    ``retrieval.answer_order``), so the quoted lines are the ones that answer, not the newest (issue 20; before, a
+    newest-first recall made the main job's "Where do I live?" with ``--as-of`` quote five newer lines)."""
+    return [f for f in map(_fields, items or []) if f.get("status") == "current"][:max_items]
 
 
 def offline_answer(items: Iterable[Any] | None, max_items: int = MAX_ITEMS, lead: str = NO_LLM) -> str:

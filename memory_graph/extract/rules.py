@@ -76,6 +76,18 @@ SMALL_TALK = re.compile(
     r"will do|got it|nice|wow|brr|morning|good morning)\b[\s!.,]*$",
     re.IGNORECASE,
 )
+PHATIC_WORDS = frozenset(["hi", "hello", "hey", "hiya", "yo", "morning", "evening", "afternoon", "night", "goodnight", "nite", "bye", "goodbye", "cya", "later", "soon", "tomorrow", "tonight", "today", "now", "for", "the", "that's", "thats", "that", "it", "is", "all", "i'm", "im", "i'll", "ill", "we'll", "will", "be", "back", "off", "done", "finished", "again", "then", "so", "well", "thanks", "thank", "thx", "ty", "cheers", "appreciate", "appreciated", "much", "very", "lot", "lots", "ton", "a", "you", "your", "u", "so", "really", "super", "ok", "okay", "k", "kk", "cool", "great", "perfect", "nice", "good", "fine", "awesome", "lovely", "brilliant", "excellent", "amazing", "wonderful", "sweet", "neat", "sure", "yes", "yeah", "yep", "yup", "no", "nope", "nah", "right", "alright", "gotcha", "got", "noted", "understood", "makes", "sense", "sounds", "talk", "chat", "speak", "see", "catch", "bye-bye", "ttyl", "brb", "gtg", "gotta", "go", "heading", "signing", "out", "logging", "wrapping", "up", "lol", "haha", "hahaha", "lmao", "hehe", "hmm", "hm", "oh", "ah", "wow", "ooh", "uh", "um", "all's", "set", "help", "helping", "helpful", "just", "one", "more", "thing", "bit", "this"])
+"""Words of greetings, thanks, acknowledgements and sign-offs. A sentence made only of these (and punctuation or
+emoji) says nothing to remember ("That's all for tonight, thanks.", "ok cool, talk later!"): ``phatic``."""
+
+
+def phatic(sentence: str) -> bool:
+    """Whether ``sentence`` is only greeting, thanks, acknowledgement or sign-off (every word in ``PHATIC_WORDS``;
+    a name, a number or any other word makes it a statement). Pure."""
+    words = re.findall(r"[a-z']+|\d+", sentence.lower().replace("\u2019", "'"))
+    return bool(words) and all(w in PHATIC_WORDS for w in words)
+
+
 UPDATE_CUE = re.compile(
     r"\b(now|moved|relocated|switched|changed|no longer|anymore|any more|stopped|quit|new|instead|"
     r"replaced|migrated|moving|upgraded|downgraded|became|become|from now on|these days|nowadays|"
@@ -370,6 +382,7 @@ def clean_value(raw: str) -> str:
     value = re.sub(r"\b(?:last|next|this)\s+(?:week|month|year|weekend)\b", "", value, flags=re.I)
     value = re.sub(r"[\s.!?\"')]+$", "", value).strip(" ,.;:!?\"'")
     value = re.sub(r"^(?:the|a|an)\s+(?=[A-Z])", "", value)
+    value = re.sub(r"^(?:called|named|known as)\s+(?=\S)", "", value, flags=re.I)  # "called Tofu": the value is "Tofu"
     return re.sub(r"\s{2,}", " ", value)
 
 
@@ -457,6 +470,15 @@ def withheld(text: str) -> bool:
     return any(HYPOTHETICAL.search(s) or is_forget_request(s) for s in split_sentences(text))
 
 
+REMINDER = re.compile(r"\b(?:don'?t|do not|never|remember not to) forget\b|\bremind me\b", re.IGNORECASE)
+"""A reminder ("Don't forget my dentist appointment", "remind me about the rent"): it asks to keep, not to forget."""
+
+
+def is_reminder(text: str) -> bool:
+    """Whether ``text`` is a reminder (``REMINDER``): never a forget request, whatever else reads it as one."""
+    return bool(REMINDER.search(text))
+
+
 def is_forget_request(sentence: str) -> bool:
     """Whether ``sentence`` asks to forget something ("forget my X", "forget what I said about X")."""
     text = sentence.strip()
@@ -526,7 +548,7 @@ def _extract_sentence(
     last one is what "she"/"he" refers to); a third party this sentence names is appended."""
     third_parties = [] if third_parties is None else third_parties
     text = sentence.strip()
-    if len(text) < 3 or text.endswith("?") or SMALL_TALK.match(text) or HYPOTHETICAL.search(text):
+    if len(text) < 3 or text.endswith("?") or SMALL_TALK.match(text) or phatic(text) or HYPOTHETICAL.search(text):
         return []
     about = FORGET_ABOUT.search(text)
     # "about my car" is "forget my car"; "about my sister's divorce" (someone else's matter) stays a topic
