@@ -2,9 +2,10 @@
 
 The file (format ``memory-graph-export``, version :data:`FORMAT_VERSION`) is one JSON object per line:
 
-1. a header: ``{"type": "header", "format": "memory-graph-export", "format_version": 1, "schema_version": N,
+1. a header: ``{"type": "header", "format": "memory-graph-export", "format_version": 2, "schema_version": N,
    "user": ID, "exported_at": TIME, "counts": {kind: n}}`` (``schema_version``: the ledger's ``MIGRATIONS`` count);
-2. then, in this order, every record of the user: ``observation`` (the messages as they arrived), ``memory`` (with
+2. then, in this order, every record of the user: ``observation`` (the messages as they arrived; a message longer
+   than 2,000 characters as several, numbered by ``chunk``, each with the message's ``ref``), ``memory`` (with
    its ``provenance``: ``[{observation_id, ref}]``), ``link`` (``relation``: supersedes, retracts, contests,
    redacts, with its reason), ``event`` (a memory's state history: formed, status and retention changes, credit),
    ``stats`` (the ledger statistics per memory and task class: shown, credited, blamed, unrewarded; task class
@@ -37,11 +38,13 @@ from memory_graph.errors import InvalidInputError
 from memory_graph.records import Kind, Retention, Status
 from memory_graph.store import Store
 from memory_graph.store.ledger import SCHEMA_VERSION
-from memory_graph.store.tx import now_iso
+from memory_graph.store.tx import legacy_chunks, now_iso
 
 FORMAT = "memory-graph-export"
-FORMAT_VERSION = 1
-"""Version of the file format this module writes and the newest it reads."""
+FORMAT_VERSION = 2
+"""Version of the file format this module writes and the newest it reads. 2 (issue 21): an observation says which
+``chunk`` of its message it is and keeps the caller's ref; version 1 wrote chunk N of message ``X`` with the ref
+``X#N``, read on import as that chunk where the file shows it to be one (``tx.legacy_chunks``)."""
 
 KINDS = ("observation", "memory", "link", "event", "stats", "schema_vote", "recall", "feedback", "item")
 """Record kinds in the order they are written (and imported: what a record refers to comes before it)."""
@@ -133,6 +136,7 @@ class ObservationRecord(_Record):
     time: Time
     session_id: Text | None = None
     ref: Text | None = None
+    chunk: Annotated[int, Field(ge=1, le=MAX_INT)] = 1
     created_at: Time
     processed: bool = True
     withheld: bool = False
@@ -371,6 +375,8 @@ def validate_records(numbered: Iterable[tuple[int, Any]]) -> tuple[Header, list[
             raise InvalidInputError(f"line {line}: {raw['type']} {_describe(exc)}") from None
         lines.append(line)
     _check_counts(header, records)
+    if header.format_version < 2:
+        _split_legacy_chunks(records)
     observations = {r.id for r in records if isinstance(r, ObservationRecord)}
     memories = {r.id for r in records if isinstance(r, MemoryRecordOut)}
     recalls = {r.id for r in records if isinstance(r, RecallRecord)}
@@ -398,6 +404,21 @@ def validate_records(numbered: Iterable[tuple[int, Any]]) -> tuple[Header, list[
             kind = r.model_dump(include={"type"})["type"]
             raise InvalidInputError(f"line {line}: {kind} refers to {missing!r}, which is not in the export")
     return header, records
+
+
+def _split_legacy_chunks(records: list[_Record]) -> None:
+    """A version-1 file's chunk refs ``X#N`` as ``(ref X, chunk N)``, in its observations and in the provenance
+    that names them (in place; ``tx.legacy_chunks`` decides which refs were chunks)."""
+    observations = [r for r in records if isinstance(r, ObservationRecord)]
+    found = legacy_chunks([r.model_dump() for r in observations])
+    for obs in observations:
+        if obs.id in found:
+            obs.ref, obs.chunk = found[obs.id]
+    for record in records:
+        if isinstance(record, MemoryRecordOut):
+            for source in record.provenance:
+                if source.observation_id in found:
+                    source.ref = found[source.observation_id][0]
 
 
 def _check_counts(header: Header, records: list[_Record]) -> None:

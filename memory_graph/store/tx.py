@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -38,8 +39,8 @@ ID_TOKENS = 7
 
 
 PORTABLE: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "observation": ("observations", ("id", "text", "speaker", "source", "time", "session_id", "ref", "created_at",
-                                     "processed", "withheld"), "rowid"),
+    "observation": ("observations", ("id", "text", "speaker", "source", "time", "session_id", "ref", "chunk",
+                                     "created_at", "processed", "withheld"), "rowid"),
     "memory": ("memories", ("id", "text", "kind", "subject", "attribute", "value", "scope", "source", "valid_from",
                             "valid_to", "status", "retention", "confidence", "polarity", "multi", "frame", "tokens",
                             "created_at", "updated_at"), "rowid"),
@@ -79,6 +80,39 @@ def _syllables(number: int) -> str:
         number, digit = divmod(number, _SYLLABLES)
         out.append(_CONSONANTS[digit // len(_VOWELS)] + _VOWELS[digit % len(_VOWELS)])
     return "".join(out)
+
+
+_LEGACY_CHUNK = re.compile(r"(.*)#([0-9]{1,6})", re.S)
+
+
+def legacy_chunks(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, int]]:
+    """How observations written before chunks were a column (schema < 9, export format 1) split: ``{id: (ref,
+    chunk)}`` for each row whose ref ``X#N`` (N >= 2) was chunk N of message ``X``. Pure.
+
+    Before, chunk N of a long message was stored with the ref ``X#N``, in the same write as its chunks 1 to N-1,
+    with the same namespace, time, speaker, source and session. A row is read as a chunk only when chunk N-1 of
+    ``X`` (ref ``X`` itself for N = 2) precedes it with all of those equal; any other ``#`` in a ref is the
+    caller's own and stays.
+
+    Args:
+        rows: observations in insertion order, each with ``id, ref, time, speaker, source, session_id`` and
+            optionally ``namespace`` (one namespace when absent).
+    """
+    last: dict[tuple[Any, ...], int] = {}  # (namespace, ref, time, speaker, source, session) -> last chunk seen
+    out: dict[str, tuple[str, int]] = {}
+    for row in rows:
+        ref = row["ref"]
+        if ref is None:
+            continue
+        namespace = row["namespace"] if "namespace" in row.keys() else None  # noqa: SIM118 (sqlite3.Row: keys)
+        same = (namespace, row["time"], row["speaker"], row["source"], row["session_id"])
+        match = _LEGACY_CHUNK.fullmatch(ref)
+        if match and int(match[2]) >= 2 and last.get((match[1], *same)) == int(match[2]) - 1:
+            out[row["id"]] = (match[1], int(match[2]))
+            last[(match[1], *same)] = int(match[2])
+        else:
+            last[(ref, *same)] = 1
+    return out
 
 
 def _marks(n: int) -> str:
@@ -121,13 +155,14 @@ class Tx:
     # ---- observations -----------------------------------------------------------------------------------
 
     def add_observation(self, ns: str, *, text: str, speaker: str, source: str, time: str,
-                        session_id: str | None, ref: str | None, withheld: bool) -> str:
-        """Store one message as an observation; returns its new id."""
+                        session_id: str | None, ref: str | None, withheld: bool, chunk: int = 1) -> str:
+        """Store one message, or chunk ``chunk`` (1, 2, ...) of a long one, as an observation; returns its new id.
+        Every chunk keeps the caller's ``ref`` as given: a chunk is never named by editing the ref."""
         oid = self.short_id("observations")
         self._cur.execute(
-            "INSERT INTO observations(id, namespace, text, speaker, source, time, session_id, ref, created_at, "
-            "withheld) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (oid, ns, text, speaker, source, time, session_id, ref, now_iso(), int(withheld)),
+            "INSERT INTO observations(id, namespace, text, speaker, source, time, session_id, ref, chunk, created_at, "
+            "withheld) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (oid, ns, text, speaker, source, time, session_id, ref, int(chunk), now_iso(), int(withheld)),
         )
         return oid
 
@@ -415,6 +450,17 @@ class Tx:
         if kind == "memory":
             self.index_terms(ns, added)
         return added
+
+    def split_legacy_chunk_refs(self) -> int:
+        """Rewrite the ``ref#N`` refs of chunks stored before schema 9 as ``(ref, chunk N)`` (``legacy_chunks``),
+        in observations and in the provenance of what was formed from them; returns how many were rewritten."""
+        rows = self._cur.execute("SELECT id, namespace, ref, time, speaker, source, session_id FROM observations "
+                                 "WHERE ref IS NOT NULL ORDER BY namespace, rowid").fetchall()
+        found = legacy_chunks(rows)
+        for oid, (ref, chunk) in found.items():
+            self._cur.execute("UPDATE observations SET ref=?, chunk=? WHERE id=?", (ref, chunk, oid))
+            self._cur.execute("UPDATE provenance SET ref=? WHERE observation_id=?", (ref, oid))
+        return len(found)
 
     # ---- hard delete jobs -----------------------------------------------------------------------------------
 
