@@ -49,21 +49,13 @@ from langgraph.store.base import (
 from memory_graph.config import Context
 from memory_graph.errors import InvalidInputError
 from memory_graph.store import Store
+from memory_graph.store.items import ITEM_REF, item_ref, namespace_path
 
-ITEM_REF = "item:"
+__all__ = ["ITEM_REF", "MemoryStore", "generate_store", "item_ref", "item_text", "namespace_path"]
+
 MAX_KEY_CHARS = 256
 MAX_VALUE_CHARS = 1_000_000
 MAX_PAGE = 1_000_000
-
-
-def namespace_path(namespace: tuple[str, ...]) -> str:
-    """The stored form of a namespace path: compact JSON (``["alice","notes"]``)."""
-    return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
-
-
-def item_ref(namespace: tuple[str, ...], key: str) -> str:
-    """The provenance ref of an item's observation."""
-    return f"{ITEM_REF}{namespace_path(namespace)}:{key}"
 
 
 def item_text(value: dict[str, Any]) -> str:

@@ -7,8 +7,8 @@
    or memory's text, a distinctive value of an erased memory, or cites an erased memory as ``m:ID``; an
    assistant answer that listed the memory is such an observation), and what was formed from it, repeated until
    nothing new is found (at most ``MAX_ROUNDS`` rounds);
-3. their provenance, links, events, statistics, and the recall records whose query quoted them (with their
-   feedback); erased ids are scrubbed from the candidate lists of the other recall records, and a remaining
+3. their provenance, links, events, statistics, the ``BaseStore`` items whose text became an erased observation
+   or whose value quotes erased text, and the recall records whose query quoted them (with their feedback); erased ids are scrubbed from the candidate lists of the other recall records, and a remaining
    link or event whose reason quotes erased text loses that text.
 4. a memory that only erased memories had superseded or retracted becomes current again (``_restore_heads``:
    what replaced it no longer exists, so nothing newer is known; erasing "I moved to Porto" makes "I live in
@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from memory_graph.store.items import path_ref, value_strings
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.tx import Tx, now_iso
 
@@ -126,6 +127,7 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         cur.unindex_terms(ns, cur.execute(f"SELECT id, text, source FROM memories WHERE namespace=? AND id IN ({marks})",
                                           (ns, *chunk)).fetchall())
         cur.execute(f"DELETE FROM memories WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
+    erased_items = _erase_items(cur, ns, oset, quotes)
     for start in range(0, len(obs_ids), 400):
         chunk = obs_ids[start : start + 400]
         marks = ",".join("?" * len(chunk))
@@ -156,7 +158,31 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
     for row in cur.execute("SELECT id, detail FROM events WHERE namespace=?", (ns,)).fetchall():
         if quotes(row["detail"]):
             cur.execute("UPDATE events SET detail='{}' WHERE id=?", (row["id"],))
-    return {"recalls": erased_recalls, "restored": len(restored)}
+    return {"recalls": erased_recalls, "restored": len(restored), "items": erased_items}
+
+
+def _erase_items(cur: Tx, ns: str, obs_ids: set[str], quotes: Callable[[str], bool]) -> int:
+    """Delete the ``BaseStore`` items of ``ns`` whose text became an erased observation (by its ref or its recorded
+    observation id) or whose value quotes erased text anywhere (any string of it, keys included): the item keeps
+    its value as given, a copy of what is erased (issue 21). Runs before the observations are deleted (it reads
+    their refs). Returns how many items were deleted."""
+    refs: set[str] = set()
+    ordered = sorted(obs_ids)
+    for start in range(0, len(ordered), 400):
+        chunk = ordered[start : start + 400]
+        refs |= {r["ref"] for r in cur.execute(f"SELECT ref FROM observations WHERE namespace=? AND id IN "
+                                               f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchall() if r["ref"]}
+    doomed = []
+    for row in cur.execute("SELECT path, key, value, observation_id FROM items WHERE namespace=?", (ns,)).fetchall():
+        try:
+            strings = list(value_strings(json.loads(row["value"])))
+        except ValueError:
+            strings = [row["value"]]
+        if row["observation_id"] in obs_ids or path_ref(row["path"], row["key"]) in refs \
+                or any(quotes(text) for text in [row["key"], *strings]):
+            doomed.append((row["path"], row["key"]))
+    cur.executemany("DELETE FROM items WHERE path=? AND key=?", doomed)
+    return len(doomed)
 
 
 def chain_bridges(ended_by: dict[str, list[str]], replaced_by: dict[str, str], erased: set[str]) -> dict[str, str]:
