@@ -37,6 +37,7 @@ from memory_graph.config import MAX_USER_CHARS
 from memory_graph.errors import InvalidInputError
 from memory_graph.records import Kind, Retention, Status
 from memory_graph.store import Store
+from memory_graph.store.items import namespace_path
 from memory_graph.store.ledger import SCHEMA_VERSION
 from memory_graph.store.tx import legacy_chunks, now_iso
 
@@ -497,7 +498,7 @@ def _row(record: _Record, user: str) -> tuple[str, dict[str, Any]]:
     elif kind == "feedback":
         data["success"], data["used_ids"] = int(data["success"]), json.dumps(sorted(data["used_ids"]))
     elif kind == "item":
-        data = {"path": json.dumps([user, *data["namespace"]], ensure_ascii=False), "key": data["key"],
+        data = {"path": namespace_path([user, *data["namespace"]]), "key": data["key"],
                 "value": json.dumps(data["value"], ensure_ascii=False), "observation_id": data["observation_id"],
                 "created_at": data["created_at"], "updated_at": data["updated_at"]}
     return kind, data

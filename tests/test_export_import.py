@@ -286,3 +286,42 @@ def test_cut_duplicated_or_foreign_records_are_refused(source: dict[str, Any], t
             with pytest.raises(InvalidInputError, match=needle):
                 import_records(mem.store, changed)
     _nothing_written(tmp_path / "target")
+
+
+def test_imported_store_items_are_the_same_items(tmp_path: Path) -> None:
+    """Issue 21: import wrote an item's namespace path with JSON's default spacing while the store reads the compact
+    form: after import ``get`` found nothing, a ``put`` of the same key made a second item and ``delete`` left the
+    imported one behind."""
+    from memory_graph import MemoryStore
+
+    with _open(tmp_path / "a") as mem:
+        MemoryStore(mem.store).put(("alice", "notes", "é"), "k", {"content": "My bike is red.", "tag": "x"})
+        records = list(export_user(mem.store, "alice"))
+    with _open(tmp_path / "b") as mem:
+        import_records(mem.store, records)
+        items = MemoryStore(mem.store)
+        got = items.get(("alice", "notes", "é"), "k")
+        assert got is not None and got.value == {"content": "My bike is red.", "tag": "x"}
+        items.put(("alice", "notes", "é"), "k", {"content": "My bike is green."})
+        assert [i.value["content"] for i in items.search(("alice",))] == ["My bike is green."]
+        items.delete(("alice", "notes", "é"), "k")
+        assert items.search(("alice",)) == [] and items.get(("alice", "notes", "é"), "k") is None
+        items.close()
+
+
+def test_items_an_older_import_wrote_are_found_after_the_migration(tmp_path: Path) -> None:
+    from memory_graph import MemoryStore
+    from memory_graph.store.ledger import ITEM_PATHS_FROM
+
+    with _open(tmp_path / "a") as mem:
+        items = MemoryStore(mem.store)
+        items.put(("alice", "notes"), "k", {"content": "My bike is red."})
+        items.close()  # its per-user Memory holds the store open
+        with mem.store.write() as tx:  # as an import before schema 10 wrote it
+            tx.execute("""UPDATE items SET path='["alice", "notes"]'""")
+            tx.execute(f"PRAGMA user_version={ITEM_PATHS_FROM - 1}")
+    with _open(tmp_path / "a") as mem:
+        items = MemoryStore(mem.store)
+        got = items.get(("alice", "notes"), "k")
+        items.close()
+        assert got is not None and got.value == {"content": "My bike is red."}

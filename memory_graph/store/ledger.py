@@ -119,11 +119,17 @@ MIGRATIONS: tuple[str, ...] = (
     # another message; every chunk now keeps the caller's ref unchanged, and the old refs are read once
     # (``Tx.split_legacy_chunk_refs``)
     "ALTER TABLE observations ADD COLUMN chunk INTEGER NOT NULL DEFAULT 1",
+    # 10 (2026-12-02): a namespace's items by one index range (a hard delete reads them); and item paths written by
+    # an import in JSON's default spacing are rewritten in the one form the store reads (``Tx.normalise_item_paths``)
+    "CREATE INDEX IF NOT EXISTS items_ns ON items(namespace)",
 )
 """Schema changes after the base ``SCHEMA``, in order; ``PRAGMA user_version`` counts those applied. Opening a
 store applies the missing ones in one transaction; a store whose version is newer than this code is refused."""
 SCHEMA_VERSION = len(MIGRATIONS)
 LEXICAL_FROM = 5
+ITEM_PATHS_FROM = 10
+"""The schema version from which every item path is in ``store.items.namespace_path``'s form (``Tx.normalise_item_paths``
+runs in the migration's transaction)."""
 CHUNKS_FROM = 9
 """The schema version from which chunks are a column: a store migrated past it has its ``ref#N`` chunk refs
 rewritten in the migration's transaction (``Tx.split_legacy_chunk_refs``)."""
@@ -184,6 +190,8 @@ class Ledger:
                     tx.index_all_terms()
                 if version < CHUNKS_FROM <= SCHEMA_VERSION:
                     tx.split_legacy_chunk_refs()
+                if version < ITEM_PATHS_FROM <= SCHEMA_VERSION:
+                    tx.normalise_item_paths()
                 # new tables and indexes have no planner statistics while the old ones keep theirs: SQLite then
                 # misjudged id lookups (a new index on the namespace chosen over the primary key, 100 ms per read
                 # at 100k memories); forgetting when it last ran makes the open's analyze_if_stale run ANALYZE

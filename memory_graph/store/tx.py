@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memory_graph.records import LIVE_STATUSES, MemoryRecord
+from memory_graph.store.items import namespace_path
 from memory_graph.store.lexical import indexed_terms, postings_rows
 from memory_graph.store.sql import Row
 
@@ -461,6 +462,28 @@ class Tx:
             self._cur.execute("UPDATE observations SET ref=?, chunk=? WHERE id=?", (ref, chunk, oid))
             self._cur.execute("UPDATE provenance SET ref=? WHERE observation_id=?", (ref, oid))
         return len(found)
+
+    def normalise_item_paths(self) -> int:
+        """Rewrite item paths not in ``namespace_path``'s form (an import before schema 10 wrote JSON's default
+        spacing, which no read found). Where both forms hold the same key, the newer item (``updated_at``) stays.
+        Returns how many paths were rewritten."""
+        rows = self._cur.execute("SELECT path, key, updated_at FROM items ORDER BY updated_at, rowid").fetchall()
+        changed = 0
+        for row in rows:
+            try:
+                parts = json.loads(row["path"])
+            except ValueError:
+                continue
+            if not isinstance(parts, list) or (path := namespace_path(parts)) == row["path"]:
+                continue
+            held = self._cur.execute("SELECT updated_at FROM items WHERE path=? AND key=?", (path, row["key"])).fetchone()
+            if held is not None and held["updated_at"] > row["updated_at"]:
+                self._cur.execute("DELETE FROM items WHERE path=? AND key=?", (row["path"], row["key"]))
+                continue
+            self._cur.execute("DELETE FROM items WHERE path=? AND key=?", (path, row["key"]))
+            self._cur.execute("UPDATE items SET path=? WHERE path=? AND key=?", (path, row["path"], row["key"]))
+            changed += 1
+        return changed
 
     # ---- hard delete jobs -----------------------------------------------------------------------------------
 
