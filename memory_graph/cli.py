@@ -876,6 +876,7 @@ def import_(
     console.print(_safe(f"imported into user {target!r}: added {added['observation']} observations, "
                         f"{added['memory']} memories, {added['link']} links, {added['stats']} statistics, "
                         f"{added['recall']} recalls; {sum(same.values())} records were already there; "
+                        f"{sum(summary['skipped'].values())} skipped (erased by a hard delete here); "
                         f"{summary['indexed']} embedded"))
 
 

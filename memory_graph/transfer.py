@@ -36,8 +36,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from memory_graph.config import MAX_USER_CHARS
 from memory_graph.errors import InvalidInputError
 from memory_graph.records import Kind, Retention, Status
-from memory_graph.store import Store
-from memory_graph.store.items import namespace_path
+from memory_graph.store import Store, tombstones
+from memory_graph.store.items import item_ref, namespace_path
 from memory_graph.store.ledger import SCHEMA_VERSION
 from memory_graph.store.tx import legacy_chunks, now_iso
 
@@ -514,7 +514,12 @@ def import_records(store: Store, records: Iterable[Any], user: str | None = None
     is, so importing twice changes nothing. Then the text of what was added is embedded into the target's vector
     index (with the target's embedder; if that fails, what the ledger committed stays and the next open indexes it).
 
-    Returns: ``{"user", "added": {kind: n}, "unchanged": {kind: n}, "indexed": n}``.
+    A record that a hard delete of the target store erased (an export written before it) is skipped, with what
+    refers to it or was formed from it (``store.tombstones``): importing an older export never brings erased text
+    back.
+
+    Returns: ``{"user", "added": {kind: n}, "unchanged": {kind: n}, "skipped": {kind: n}, "indexed": n}``
+    (``skipped``: records a hard delete had erased).
 
     Raises:
         InvalidInputError: a malformed record (``line N: ...``), a newer format or schema, an invalid ``user``, or
@@ -536,15 +541,19 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
     """:func:`import_records` of what :func:`read_export` or :func:`validate_records` returned (same result and
     errors)."""
     target = check_user(header.user if user is None else user)
-    by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in (*KINDS, "provenance")}
+    given = {kind: 0 for kind in KINDS}
     for record in records:
-        kind, row = _row(record, target)
-        by_kind[kind].append(row)
-        if isinstance(record, MemoryRecordOut):
-            by_kind["provenance"] += [{"memory_id": record.id, "observation_id": s.observation_id, "ref": s.ref}
-                                      for s in record.provenance]
+        given[_kind(record)] += 1
     added: dict[str, int] = {}
     with store.write() as tx:
+        records = _without_erased(tx, target, records)
+        by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in (*KINDS, "provenance")}
+        for record in records:
+            kind, row = _row(record, target)
+            by_kind[kind].append(row)
+            if isinstance(record, MemoryRecordOut):
+                by_kind["provenance"] += [{"memory_id": record.id, "observation_id": s.observation_id, "ref": s.ref}
+                                          for s in record.provenance]
         for kind in ("observation", "memory", "link", "recall", "feedback"):
             taken = tx.ids_in_other_namespaces(kind, target, [r["id"] for r in by_kind[kind]])
             if taken:
@@ -563,4 +572,56 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
         skipped += store.index_memories(new_mem[start : start + 256])
     return {"user": target, "added": {k: added[k] for k in KINDS},
             "unchanged": {k: len(by_kind[k]) - added[k] for k in KINDS},
+            "skipped": {k: given[k] - len(by_kind[k]) for k in KINDS},
             "indexed": len(new_obs) + len(new_mem) - skipped}
+
+
+def _kind(record: _Record) -> str:
+    return str(record.model_dump(include={"type"})["type"])
+
+
+def _without_erased(tx: Any, user: str, records: list[_Record]) -> list[_Record]:
+    """``records`` without what a hard delete of the target store erased (``store.tombstones``: its ids, its
+    messages' refs at their times, its items, the old detail of a scrubbed event), and without what refers to
+    or was formed from those; a kept recall or feedback forgets the erased ids it lists. Reads inside ``tx``."""
+    keys: dict[int, list[tuple[str, ...]]] = {}
+    for n, r in enumerate(records):
+        if isinstance(r, ObservationRecord):
+            keys[n] = tombstones.observation_keys(user, {"id": r.id, "ref": r.ref, "time": r.time})
+        elif isinstance(r, ItemRecord):
+            keys[n] = [tombstones.item_key(user, item_ref([user, *r.namespace], r.key), r.created_at)]
+        elif isinstance(r, EventRecord):
+            keys[n] = [tombstones.event_key(user, r.memory_id, r.event, json.dumps(r.detail, default=str), r.created_at)]
+        elif isinstance(r, (MemoryRecordOut, LinkRecord, RecallRecord, FeedbackRecord)):
+            keys[n] = [tombstones.id_key(r.id)]
+    erased = tx.erased_among(sorted({k for ks in keys.values() for k in ks}))
+    if not erased:
+        return records
+    gone = {n for n, ks in keys.items() if erased.intersection(ks)}
+    ids = {str(getattr(records[n], "id", "")) for n in gone}  # observations, memories, recalls... erased
+    ids |= {r.id for r in records if isinstance(r, MemoryRecordOut)
+            and any(s.observation_id in ids for s in r.provenance)}  # formed from an erased message
+    kept: list[_Record] = []
+    for n, r in enumerate(records):
+        if n in gone or getattr(r, "id", None) in ids or _refers_to(r, ids):
+            continue
+        if isinstance(r, RecallRecord):
+            r.candidates = [c for c in r.candidates if c.get("id") not in ids]
+            r.chosen = [c for c in r.chosen if c not in ids]
+        elif isinstance(r, FeedbackRecord):
+            r.used_ids = [u for u in r.used_ids if u not in ids]
+        kept.append(r)
+    return kept
+
+
+def _refers_to(record: _Record, ids: set[str]) -> bool:
+    """Whether ``record`` joins, describes or belongs to one of ``ids``."""
+    if isinstance(record, LinkRecord):
+        return record.src_id in ids or record.dst_id in ids
+    if isinstance(record, (EventRecord, StatsRecord)):
+        return record.memory_id in ids
+    if isinstance(record, FeedbackRecord):
+        return record.recall_id in ids
+    if isinstance(record, ItemRecord):
+        return record.observation_id in ids
+    return False

@@ -325,3 +325,37 @@ def test_items_an_older_import_wrote_are_found_after_the_migration(tmp_path: Pat
         got = items.get(("alice", "notes"), "k")
         items.close()
         assert got is not None and got.value == {"content": "My bike is red."}
+
+
+def test_importing_an_older_export_never_brings_back_what_a_hard_delete_erased(tmp_path: Path) -> None:
+    """Issue 21: export, hard-forget, import the older export into the same store: the erased text was back. The
+    store keeps salted hashes of the erased ids and refs (never the text) and the import skips those records."""
+    from memory_graph import MemoryStore
+
+    path = tmp_path / "s"
+    with _open(path) as mem:
+        mem.observe("I live in Lisbon.", time="2024-01-05T10:00:00", ref="msg-1")
+        locker = mem.observe(f"My locker code is {PIN}.", time="2025-02-04T09:00:00", ref="msg-5")[0]["id"]
+        mem.observe(f"Remember {PIN} is the locker.", time="2025-02-05T09:00:00", ref="msg-6")
+        recall = mem.recall(f"is {PIN} my code?")
+        mem.feedback(recall.id, success=True, used_ids=[locker])
+        items = MemoryStore(mem.store)
+        items.put(("alice", "gym"), "bag", {"content": "My gym bag is blue.", "tag": "bagtag77x1"})
+        older = list(export_user(mem.store, "alice"))
+        assert PIN in json.dumps(older) and "bagtag77x1" in json.dumps(older)
+        mem.forget(locker, hard=True)
+        items.delete(("alice", "gym"), "bag")
+        items.close()
+        summary = import_records(mem.store, older)
+        text = json.dumps(list(export_user(mem.store, "alice")))
+        assert PIN not in text and "bagtag77x1" not in text
+        assert summary["skipped"]["observation"] == 3 and summary["skipped"]["memory"] >= 1
+        assert summary["skipped"]["item"] == 1 and summary["skipped"]["recall"] == 1
+        assert sum(summary["added"].values()) == 0  # nothing else was missing
+        salt = mem.store.ledger.meta("erase_salt")
+        assert salt and all(PIN not in r["digest"] for r in mem.store.ledger.query("SELECT digest FROM erased"))
+    assert not _files_of(path, PIN.encode())
+
+
+def _files_of(folder: Path, needle: bytes) -> list[str]:
+    return [str(p) for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]

@@ -15,6 +15,9 @@
    Lisbon" current again), unless a newer version survives above the erased one: then the old one stays
    superseded, now by that version (``chain_bridges``: erasing Porto in Lisbon -> Porto -> Berlin).
 
+What is erased is remembered as salted digests of its ids and refs (``memory_graph.store.tombstones``, never the
+text), so an import of an older export skips it.
+
 Then the vectors: the index records are queued in ``index_deletes`` inside the same transaction (so a crash
 before they are dropped is finished by the next open) and dropped, Chroma's own log is purged of their vectors
 (``Store._purge_index_files``), and both SQLite files are VACUUMed. Chat threads of the namespace in
@@ -32,6 +35,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
+from memory_graph.store import tombstones
 from memory_graph.store.items import path_ref, value_strings
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.tx import Tx, now_iso
@@ -115,6 +119,7 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
                              f"({marks})", (ns, *chunk)).fetchall():
             replaced_by[r["dst_id"]] = r["src_id"]
     bridges = chain_bridges(ended_by, replaced_by, mset)
+    _remember_erased(cur, ns, mem_ids, obs_ids)
     for start in range(0, max(len(mem_ids), 1), 400):
         chunk = mem_ids[start : start + 400]
         if not chunk:
@@ -145,6 +150,8 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
     erased_recalls = 0
     for rec in cur.execute("SELECT id, query, candidates, chosen FROM recalls WHERE namespace=?", (ns,)).fetchall():
         if quotes(rec["query"]):
+            tombstones.remember(cur, [tombstones.id_key(rec["id"])] + [tombstones.id_key(f["id"]) for f in cur.execute(
+                "SELECT id FROM feedback WHERE namespace=? AND recall_id=?", (ns, rec["id"])).fetchall()])
             cur.execute("DELETE FROM feedback WHERE namespace=? AND recall_id=?", (ns, rec["id"]))
             cur.execute("DELETE FROM recalls WHERE namespace=? AND id=?", (ns, rec["id"]))
             erased_recalls += 1
@@ -155,10 +162,31 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
     for row in cur.execute("SELECT id, reason FROM links WHERE namespace=?", (ns,)).fetchall():
         if quotes(row["reason"]):
             cur.execute("UPDATE links SET reason='(erased)' WHERE id=?", (row["id"],))
-    for row in cur.execute("SELECT id, detail FROM events WHERE namespace=?", (ns,)).fetchall():
+    for row in cur.execute("SELECT id, memory_id, type, detail, created_at FROM events WHERE namespace=?", (ns,)).fetchall():
         if quotes(row["detail"]):
+            tombstones.remember(cur, [tombstones.event_key(ns, row["memory_id"], row["type"], row["detail"],
+                                                           row["created_at"])])
             cur.execute("UPDATE events SET detail='{}' WHERE id=?", (row["id"],))
     return {"recalls": erased_recalls, "restored": len(restored), "items": erased_items}
+
+
+def _remember_erased(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str]) -> None:
+    """Record what this erase removes (``tombstones``: salted digests, never the text) before it is deleted: the
+    memory and observation ids, each observation's ref at its time, and the ids of the links that join an erased
+    memory. An import then skips them (issue 21)."""
+    keys = [tombstones.id_key(m) for m in mem_ids]
+    for start in range(0, len(obs_ids), 400):
+        chunk = obs_ids[start : start + 400]
+        for row in cur.execute(f"SELECT id, ref, time FROM observations WHERE namespace=? AND id IN "
+                               f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchall():
+            keys += tombstones.observation_keys(ns, row)
+    for start in range(0, len(mem_ids), 400):
+        chunk = mem_ids[start : start + 400]
+        marks = ",".join("?" * len(chunk))
+        keys += [tombstones.id_key(r["id"]) for r in cur.execute(
+            f"SELECT id FROM links WHERE namespace=? AND (src_id IN ({marks}) OR dst_id IN ({marks}))",
+            (ns, *chunk, *chunk)).fetchall()]
+    tombstones.remember(cur, keys)
 
 
 def _erase_items(cur: Tx, ns: str, obs_ids: set[str], quotes: Callable[[str], bool]) -> int:
@@ -173,7 +201,8 @@ def _erase_items(cur: Tx, ns: str, obs_ids: set[str], quotes: Callable[[str], bo
         refs |= {r["ref"] for r in cur.execute(f"SELECT ref FROM observations WHERE namespace=? AND id IN "
                                                f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchall() if r["ref"]}
     doomed = []
-    for row in cur.execute("SELECT path, key, value, observation_id FROM items WHERE namespace=?", (ns,)).fetchall():
+    for row in cur.execute("SELECT path, key, value, observation_id, created_at FROM items WHERE namespace=?",
+                           (ns,)).fetchall():
         try:
             strings = list(value_strings(json.loads(row["value"])))
         except ValueError:
@@ -181,6 +210,7 @@ def _erase_items(cur: Tx, ns: str, obs_ids: set[str], quotes: Callable[[str], bo
         if row["observation_id"] in obs_ids or path_ref(row["path"], row["key"]) in refs \
                 or any(quotes(text) for text in [row["key"], *strings]):
             doomed.append((row["path"], row["key"]))
+            tombstones.remember(cur, [tombstones.item_key(ns, path_ref(row["path"], row["key"]), row["created_at"])])
     cur.executemany("DELETE FROM items WHERE path=? AND key=?", doomed)
     return len(doomed)
 

@@ -122,6 +122,9 @@ MIGRATIONS: tuple[str, ...] = (
     # 10 (2026-12-02): a namespace's items by one index range (a hard delete reads them); and item paths written by
     # an import in JSON's default spacing are rewritten in the one form the store reads (``Tx.normalise_item_paths``)
     "CREATE INDEX IF NOT EXISTS items_ns ON items(namespace)",
+    # 11 (2026-12-02): what hard deletes erased, as salted hashes of ids and refs (never the text), so an import of
+    # an older export does not bring it back (``memory_graph.store.tombstones``)
+    "CREATE TABLE IF NOT EXISTS erased (digest TEXT PRIMARY KEY) WITHOUT ROWID",
 )
 """Schema changes after the base ``SCHEMA``, in order; ``PRAGMA user_version`` counts those applied. Opening a
 store applies the missing ones in one transaction; a store whose version is newer than this code is refused."""

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memory_graph.records import LIVE_STATUSES, MemoryRecord
-from memory_graph.store.items import namespace_path
+from memory_graph.store.items import namespace_path, path_ref
 from memory_graph.store.lexical import indexed_terms, postings_rows
 from memory_graph.store.sql import Row
 
@@ -405,6 +405,14 @@ class Tx:
         )
 
     def delete_item(self, path: str, key: str) -> None:
+        """Delete the item ``key`` at namespace path ``path`` (a hard delete: remembered in ``tombstones``, so an
+        import of an older export does not bring it back)."""
+        from memory_graph.store import tombstones
+
+        row = self._cur.execute("SELECT namespace, created_at FROM items WHERE path=? AND key=?", (path, key)).fetchone()
+        if row is None:
+            return
+        tombstones.remember(self._cur, [tombstones.item_key(row["namespace"], path_ref(path, key), row["created_at"])])
         self._cur.execute("DELETE FROM items WHERE path=? AND key=?", (path, key))
 
     # ---- import (memory_graph.transfer) ----------------------------------------------------------------------
@@ -484,6 +492,12 @@ class Tx:
             self._cur.execute("UPDATE items SET path=? WHERE path=? AND key=?", (path, row["path"], row["key"]))
             changed += 1
         return changed
+
+    def erased_among(self, keys: Sequence[tuple[str, ...]]) -> set[tuple[str, ...]]:
+        """The ``keys`` (``memory_graph.store.tombstones``) that a hard delete of this store erased."""
+        from memory_graph.store import tombstones
+
+        return tombstones.erased_among(self._cur, keys)
 
     # ---- hard delete jobs -----------------------------------------------------------------------------------
 
