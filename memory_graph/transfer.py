@@ -7,7 +7,7 @@ The file (format ``memory-graph-export``, version :data:`FORMAT_VERSION`) is one
 2. then, in this order, every record of the user: ``observation`` (the messages as they arrived; a message longer
    than 2,000 characters as several, numbered by ``chunk``, each with the message's ``ref``), ``memory`` (with
    its ``provenance``: ``[{observation_id, ref}]``), ``link`` (``relation``: supersedes, retracts, contests,
-   redacts, with its reason), ``event`` (a memory's state history: formed, status and retention changes, credit),
+   redacts, with its reason; a user's forget request retracts from ``records.FORGET_REQUEST``, not a memory id), ``event`` (a memory's state history: formed, status and retention changes, credit),
    ``stats`` (the ledger statistics per memory and task class: shown, credited, blamed, unrewarded; task class
    ``""`` = overall), ``schema_vote``, ``recall`` (query, budget, every candidate with why it was chosen or dropped),
    ``feedback`` and ``item`` (values put through the LangGraph ``BaseStore``; ``namespace`` without the user).
@@ -35,7 +35,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from memory_graph.config import MAX_USER_CHARS
 from memory_graph.errors import InvalidInputError
-from memory_graph.records import Kind, Retention, Status
+from memory_graph.records import FORGET_REQUEST, Kind, Retention, Status
 from memory_graph.store import Store, tombstones
 from memory_graph.store.items import item_ref, namespace_path
 from memory_graph.store.ledger import SCHEMA_VERSION
@@ -395,7 +395,8 @@ def validate_records(numbered: Iterable[tuple[int, Any]]) -> tuple[Header, list[
                 raise InvalidInputError(f"line {line}: memory {r.id!r} ends ({r.valid_to}) before it begins ({r.valid_from})")
             missing = next((s.observation_id for s in r.provenance if s.observation_id not in observations), None)
         elif isinstance(r, LinkRecord):  # a link joins two memories of this export, never ids of the target's users
-            missing = next((m for m in (r.src_id, r.dst_id) if m not in memories), None)
+            sources = memories | ({FORGET_REQUEST} if r.relation == "retracts" else set())  # a forget request
+            missing = r.dst_id if r.dst_id not in memories else (r.src_id if r.src_id not in sources else None)
         elif isinstance(r, (StatsRecord, EventRecord)) and r.memory_id is not None \
                 and r.memory_id not in memories and r.memory_id not in observations:  # a raw message shown too
             missing = r.memory_id

@@ -19,6 +19,7 @@ from fakes import StemBagEmbedder
 
 from memory_graph import Memory
 from memory_graph.errors import InvalidInputError
+from memory_graph.records import FORGET_REQUEST
 from memory_graph.store.ledger import SCHEMA_VERSION
 from memory_graph.store.tx import Tx
 from memory_graph.transfer import (
@@ -359,3 +360,91 @@ def test_importing_an_older_export_never_brings_back_what_a_hard_delete_erased(t
 
 def _files_of(folder: Path, needle: bytes) -> list[str]:
     return [str(p) for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+# ---- every store any public write path can make round-trips (issue 21) --------------------------------------
+
+_SAYINGS = ["I live in Lisbon.", "I moved to Porto.", "My favourite colour is green.", "My dog is named Pixel.",
+            "We use Redis 7 in production.", f"My locker code is {PIN}.", "I no longer eat fish.",
+            "Forget what I said about my dog.", "Forget what I told you about the locker."]
+
+
+def _apply(mem: Memory, op: tuple[Any, ...], step: int, older: list[list[dict[str, Any]]]) -> None:
+    """Run one public write ``op`` on ``mem`` (each a tuple drawn by ``_operations``)."""
+    from memory_graph import MemoryStore
+
+    kind = op[0]
+    when = f"2024-01-{1 + step % 28:02d}T10:00:00"
+    recent = [r["id"] for r in mem.inspect()["recent"]]
+    if kind == "observe":
+        mem.observe(_SAYINGS[op[1]], time=when, ref=f"msg-{step}" if op[2] else None)
+    elif kind == "observe_many":
+        mem.observe_many([{"text": _SAYINGS[i], "time": when, "ref": f"b{step}-{n}"} for n, i in enumerate(op[1])])
+    elif kind == "long":
+        mem.observe(" ".join(f"Line {i} of the pasted notes." for i in range(120)) + " " + _SAYINGS[op[1]],
+                    time=when, ref=f"paste#{step}")
+    elif kind == "feedback":
+        recall = mem.recall("Where do I live?")
+        mem.feedback(recall.id, success=op[1], used_ids=[it.id for it in recall.items[:1]])
+    elif kind == "forget" and recent:
+        mem.forget(recent[op[1] % len(recent)], hard=op[2])
+    elif kind in ("put", "delete"):
+        items = MemoryStore(mem.store)
+        try:
+            if kind == "put":
+                items.put(("alice", "notes"), op[1], {"content": _SAYINGS[op[2]], "n": step})
+            else:
+                items.delete(("alice", "notes"), op[1])
+        finally:
+            items.close()
+    elif kind == "export":
+        older.append(list(export_user(mem.store, "alice")))
+    elif kind == "import" and older:
+        import_records(mem.store, older[op[1] % len(older)])
+
+
+def _operations() -> Any:
+    from hypothesis import strategies as st
+
+    saying = st.integers(0, len(_SAYINGS) - 1)
+    key = st.sampled_from(["k", "k#2", "n1"])
+    return st.lists(st.one_of(
+        st.tuples(st.just("observe"), saying, st.booleans()),
+        st.tuples(st.just("observe_many"), st.lists(saying, min_size=1, max_size=3)),
+        st.tuples(st.just("long"), saying),
+        st.tuples(st.just("feedback"), st.booleans()),
+        st.tuples(st.just("forget"), st.integers(0, 20), st.booleans()),
+        st.tuples(st.just("put"), key, saying),
+        st.tuples(st.just("delete"), key),
+        st.tuples(st.just("export")),
+        st.tuples(st.just("import"), st.integers(0, 5)),
+    ), min_size=1, max_size=8)
+
+
+def test_every_store_the_public_writes_make_round_trips(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Issue 21: "forget what I said about X" wrote a link from the made-up id ``forget-request`` and import
+    refused the whole file. Whatever the public writes (observe, observe_many, feedback, forget soft and hard,
+    topic forgets, MemoryStore put/delete, import of an earlier export) made, its export imports into a fresh
+    store and exports again the same."""
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(_operations())
+    def run(ops: list[tuple[Any, ...]]) -> None:
+        base = tmp_path_factory.mktemp("prop")
+        older: list[list[dict[str, Any]]] = []
+        with _open(base / "source") as mem:
+            mem.observe("I live in Lisbon.", time="2024-01-01T09:00:00", ref="lisbon")
+            mem.observe("Forget what I said about Lisbon.", time="2024-02-01T10:00:00", ref="forget-1")
+            seeded = list(export_user(mem.store, "alice"))
+            assert any(r["type"] == "link" and r["src_id"] == FORGET_REQUEST for r in seeded)
+            for step, op in enumerate(ops):
+                _apply(mem, op, step, older)
+            records = list(export_user(mem.store, "alice"))
+        validate_records(enumerate(records, start=1))
+        with _open(base / "target") as target:
+            import_records(target.store, records)
+            again = list(export_user(target.store, "alice"))
+        assert _body(again) == _body(records)
+
+    run()

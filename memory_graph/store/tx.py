@@ -442,13 +442,17 @@ class Tx:
         if kind not in PORTABLE:
             raise ValueError(f"unknown record kind {kind!r}")
         table, columns, _ = PORTABLE[kind]
-        if kind == "event":  # no id of its own: an event is there when one of the same memory, type, detail and time is
+        if kind == "event":  # no id of its own: the n-th of several alike events (same memory, type, detail and
+            # second: two hard deletes in one second) is there when n of them are; counting, not "any", keeps both
             added = []
+            seen: Counter[tuple[Any, ...]] = Counter()
             for row in rows:
                 values = tuple(row[c] for c in columns)
-                if self._cur.execute("SELECT 1 FROM events WHERE namespace=? AND COALESCE(memory_id, '')=? AND type=? "
-                                     "AND detail=? AND created_at=? LIMIT 1",
-                                     (ns, values[0] or "", *values[1:])).fetchone() is None:
+                seen[values] += 1
+                held = self._cur.execute("SELECT COUNT(*) AS n FROM events WHERE namespace=? AND COALESCE(memory_id, '')=? "
+                                         "AND type=? AND detail=? AND created_at=?",
+                                         (ns, values[0] or "", *values[1:])).fetchone()["n"]
+                if int(held) < seen[values]:
                     self._cur.execute("INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
                                       (ns, *values))
                     added.append(row)
