@@ -97,6 +97,24 @@ def _time(iso: str) -> datetime:
     return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
 
 
+def _check_filter(flt: Any) -> dict[str, Any] | None:
+    """A search's ``filter``: None or a dict of value field -> wanted value; else ``InvalidInputError``."""
+    if flt is not None and not (isinstance(flt, dict) and all(isinstance(k, str) for k in flt)):
+        raise InvalidInputError(f"filter must be a dict of value fields to match, got {type(flt).__name__}")
+    return flt
+
+
+def _check_page(op: Any, names: tuple[str, ...] = ("limit", "offset")) -> None:
+    """The paging numbers of ``op`` (``limit``, ``offset``; ``max_depth`` where given) are whole numbers from 0 to
+    ``MAX_PAGE`` (``max_depth`` may be None); else ``InvalidInputError``."""
+    for name in names:
+        number = getattr(op, name)
+        if name == "max_depth" and number is None:
+            continue
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_PAGE:
+            raise InvalidInputError(f"{name} must be a whole number from 0 to {MAX_PAGE}, got {number!r}")
+
+
 def _matches(value: dict[str, Any], flt: dict[str, Any] | None) -> bool:
     return not flt or all(value.get(k) == v for k, v in flt.items())
 
@@ -163,7 +181,8 @@ class MemoryStore(BaseStore):
 
         Raises:
             InvalidNamespaceError: a namespace that is not a non-empty tuple of non-empty strings.
-            InvalidInputError: a bad key or value (a value that is not a dict; text the memory refuses).
+            InvalidInputError: a bad key or value (a value that is not a dict; text the memory refuses), a search
+                ``filter`` that is not a dict, a paging number that is not a whole number in range.
             TypeError: an unknown operation.
         """
         results: list[Result] = []
@@ -221,10 +240,8 @@ class MemoryStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = _check_namespace(op.namespace_prefix)
-        for name in ("limit", "offset"):
-            number = getattr(op, name)
-            if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_PAGE:
-                raise InvalidInputError(f"{name} must be a whole number from 0 to {MAX_PAGE}, got {number!r}")
+        _check_page(op)
+        _check_filter(op.filter)
         if op.query is None:
             rows = self._store.ledger.items(namespace_path(prefix)[:-1])  # filtered here, then paged
             items = [self._item(r, tuple(json.loads(r["path"]))) for r in rows]
@@ -248,6 +265,11 @@ class MemoryStore(BaseStore):
         return found[op.offset : op.offset + op.limit]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        _check_page(op, ("limit", "offset", "max_depth"))
+        for condition in op.match_conditions or ():
+            if getattr(condition, "match_type", None) not in ("prefix", "suffix") or not isinstance(
+                    getattr(condition, "path", None), (tuple, list)):
+                raise InvalidInputError(f"a namespace match condition is a MatchCondition, got {condition!r}")
         paths = {tuple(json.loads(p)) for p in self._store.ledger.item_paths()}
         paths |= {(ns,) for ns in self._store.ledger.namespaces()}
         out = set()

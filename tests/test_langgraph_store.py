@@ -161,3 +161,18 @@ def test_deleting_an_item_never_erases_another_whose_key_holds_a_hash(mstore: Me
     hits = mstore.search(("alice",), query="What is my locker number?")
     assert any("4471" in h.value["content"] for h in hits)
     assert not any("blue" in h.value["content"] for h in hits)
+
+
+@pytest.mark.parametrize("bad", [[1, 2], "tag", 3, ("tag", "x")])
+def test_a_filter_that_is_not_a_dict_is_invalid_input(tmp_path: Path, bad: Any) -> None:
+    """Issue 21: ``search(ns, filter=[1, 2])`` raised AttributeError from deep inside; it is the caller's mistake."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.put(("alice", "notes"), "k", {"content": "I like tea.", "tag": "x"})
+        for query in (None, "tea"):
+            with pytest.raises(InvalidInputError, match="filter"):
+                store.search(("alice",), query=query, filter=bad)
+        with pytest.raises(InvalidInputError, match="limit"):  # the same mistake in list_namespaces' paging
+            store.list_namespaces(limit=[1, 2])  # type: ignore[arg-type]
+    finally:
+        store.close()
