@@ -227,13 +227,27 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
             stored.append(Observation(id=tx.add_observation(ctx.user_id, **o, withheld=rules.withheld(o["text"])), **o))
     records: list[MemoryRecord] = []
     fallbacks: list[dict[str, Any]] = []
+    pasted = _pasted(observations, stored)
     for obs in stored:
-        records.extend(llm_extractor.extract(model, obs, mode=ctx.structured_output, fallbacks=fallbacks)
-                       if model is not None else rules.extract(obs))
+        found = (llm_extractor.extract(model, obs, mode=ctx.structured_output, fallbacks=fallbacks)
+                 if model is not None else rules.extract(obs))
+        records.extend(r for r in found if not (obs.id in pasted and rules.is_free_text(r)))
     store.embed([o.text for o in stored] + [r.text for r in records])  # one batch; link reuses the vectors
     store.index_observations([o.id for o in stored])
     return {"extracted": [r.model_dump() for r in records], "observations": [], "observed": [o.id for o in stored],
             "model_fallbacks": fallbacks}
+
+
+def _pasted(observations: list[dict[str, Any]], stored: list[Observation]) -> set[str]:
+    """Ids of the ``stored`` observations that are chunks of a message longer than one chunk (a paste: a log, a
+    document). Such a message is kept whole as observations (searchable, recalled raw) and forms only its slot
+    facts ("I live in Porto."), never free-text notes: each note would be a raw slab of the chunk, and a 200 KB
+    log formed 91 of them (issue 21). ``observations`` are the new ones in ``split_long`` order, ``stored``
+    their stored forms after the reprocessed ones."""
+    new = stored[len(stored) - len(observations):]
+    chunks = [int(o.get("chunk", 1)) for o in observations]
+    return {obs.id for i, obs in enumerate(new)
+            if chunks[i] > 1 or (i + 1 < len(chunks) and chunks[i + 1] == 2)}
 
 
 def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from memory_graph import Memory
 from memory_graph.nodes import CHUNK_CHARS, split_long
@@ -93,3 +94,44 @@ def test_chunk_refs_of_older_stores_and_exports_are_read_once(tmp_path: Path) ->
     with Memory(tmp_path / "target", user_id="alice") as target:
         import_records(target.store, old_export)
         assert [r["chunk"] for r in target.store.ledger.observations_of_ref("alice", "m")] == [1, 2, 3]
+
+
+def test_a_pasted_log_is_kept_and_searchable_but_forms_no_memories_of_raw_chunks(tmp_path: Path) -> None:
+    """Issue 21: a 200 KB pasted log formed 91 memories that were raw slabs of its chunks (and took 21-62 s, most
+    of it embedding them). A paste is kept as its chunks (searchable, recalled raw) and forms only the slot facts
+    said in it; the store's lock is held only for the writes."""
+    import contextlib
+    import time
+
+    from fakes import StemBagEmbedder
+
+    from memory_graph.store import Store
+
+    lines = [f"2024-05-0{1 + i % 9} 12:{10 + i % 50}:{10 + i % 49} INFO worker-{i % 7} request id={1000 + i * 7} "
+             f"path=/api/v1/items/list status={(200, 404, 500)[i % 3]} took {i % 900}ms" for i in range(2100)]
+    lines[900] = "I live in Porto."
+    log = "\n".join(lines)
+    assert len(log) > 180_000
+    holds: list[float] = []
+    session = Store.session
+
+    @contextlib.contextmanager
+    def timed(self: Store) -> Any:
+        outer, started = self._depth == 0, time.monotonic()
+        with session(self) as held:
+            yield held
+        if outer:
+            holds.append(time.monotonic() - started)
+
+    with Memory(tmp_path / "s", user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        Store.session = timed  # type: ignore[method-assign]
+        try:
+            formed = mem.observe(log, ref="paste-1", time="2024-06-01T00:00:00")
+        finally:
+            Store.session = session  # type: ignore[method-assign]
+        assert [(f["attribute"], f["value"]) for f in formed] == [("location", "Porto")]
+        chunks = mem.store.ledger.observations_of_ref("alice", "paste-1")
+        assert len(chunks) > 50 and " ".join(c["text"] for c in chunks).count("request id=") == 2099
+        assert all(c["indexed"] == 1 for c in chunks)  # each chunk is in the vector index
+        assert holds and max(holds) < 2.0
