@@ -880,6 +880,37 @@ def import_(
                         f"{summary['indexed']} embedded"))
 
 
+# ---- servers: PostgreSQL + a Chroma server on this machine ----------------------------------------------
+
+servers_app = typer.Typer(help="Start or stop PostgreSQL and a Chroma server on free loopback ports in a folder.",
+                          no_args_is_help=True)
+app.add_typer(servers_app, name="servers")
+ServersDir = Annotated[Path, typer.Option("--dir", help="The folder the servers keep their data in.")]
+
+
+@servers_app.command(name="start")
+@guarded
+def servers_start(folder: ServersDir = Path("./memory-graph-servers")) -> None:
+    """Start PostgreSQL and `chroma run` on free ports of 127.0.0.1 (no password: this machine only) and print
+    the two URLs for --store and --chroma (or MEMORY_GRAPH_DATABASE_URL and MEMORY_GRAPH_CHROMA_URL)."""
+    from memory_graph import local_servers
+
+    running = local_servers.start(folder)
+    console.print(f"MEMORY_GRAPH_DATABASE_URL={running.database_url}")
+    console.print(f"MEMORY_GRAPH_CHROMA_URL={running.chroma_url}")
+    err_console.print(f"servers running in {running.folder}; stop them with: memory-graph servers stop --dir "
+                      f"{running.folder}")
+
+
+@servers_app.command(name="stop")
+@guarded
+def servers_stop(folder: ServersDir = Path("./memory-graph-servers")) -> None:
+    """Stop the servers started in the folder (their data stays; start them again with the same --dir)."""
+    from memory_graph import local_servers
+
+    console.print("stopped" if local_servers.stop(folder) else f"no servers were running in {folder}")
+
+
 # ---- eval (mounted from the evals package when it is there) --------------------------------------------
 
 
