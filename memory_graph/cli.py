@@ -807,14 +807,16 @@ def ui(
     chroma: ChromaOpt = "",
     user: UserOpt = "default",
 ) -> None:
-    """Serve the user's inspector page on http://127.0.0.1:PORT/ until Ctrl-C (the page of `inspect --html`)."""
-    from memory_graph.inspector import build_page, make_server, render_html
+    """Serve the user's inspector page on http://127.0.0.1:PORT/ until Ctrl-C (the page of `inspect --html`, its
+    list and each memory's chain fetched a page at a time)."""
+    from memory_graph.inspector import LiveInspector, build_page, make_server
 
     if not 0 <= port <= 65535:
         raise CliError(f"--port must be 0 to 65535, got {port}", 2)
     with _open(store, user, create=False, chroma_url=chroma) as mem:
         try:
-            server = make_server(lambda: render_html(build_page(mem.store, user)), port)
+            live = LiveInspector(lambda: build_page(mem.store, user), user=user)
+            server = make_server(live.page, port, api=live.api)
         except OSError as exc:
             raise CliError(f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc})") from None
         url = f"http://127.0.0.1:{server.server_address[1]}/"
