@@ -848,14 +848,16 @@ def ui(
     chroma: ChromaOpt = "",
     user: UserOpt = "default",
 ) -> None:
-    """Serve the user's inspector page on http://127.0.0.1:PORT/ until Ctrl-C (the page of `inspect --html`)."""
-    from memory_graph.inspector import build_page, make_server, render_html
+    """Serve the user's inspector page on http://127.0.0.1:PORT/ until Ctrl-C (the page of `inspect --html`, its
+    list and each memory's chain fetched a page at a time)."""
+    from memory_graph.inspector import LiveInspector, build_page, make_server
 
     if not 0 <= port <= 65535:
         raise CliError(f"--port must be 0 to 65535, got {port}", 2)
     with _open(store, user, create=False, chroma_url=chroma) as mem:
         try:
-            server = make_server(lambda: render_html(build_page(mem.store, user)), port)
+            live = LiveInspector(lambda: build_page(mem.store, user), user=user)
+            server = make_server(live.page, port, api=live.api)
         except OSError as exc:
             raise CliError(f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc})") from None
         url = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -917,7 +919,39 @@ def import_(
     console.print(_safe(f"imported into user {target!r}: added {added['observation']} observations, "
                         f"{added['memory']} memories, {added['link']} links, {added['stats']} statistics, "
                         f"{added['recall']} recalls; {sum(same.values())} records were already there; "
+                        f"{sum(summary['skipped'].values())} skipped (erased by a hard delete here); "
                         f"{summary['indexed']} embedded"))
+
+
+# ---- servers: PostgreSQL + a Chroma server on this machine ----------------------------------------------
+
+servers_app = typer.Typer(help="Start or stop PostgreSQL and a Chroma server on free loopback ports in a folder.",
+                          no_args_is_help=True)
+app.add_typer(servers_app, name="servers")
+ServersDir = Annotated[Path, typer.Option("--dir", help="The folder the servers keep their data in.")]
+
+
+@servers_app.command(name="start")
+@guarded
+def servers_start(folder: ServersDir = Path("./memory-graph-servers")) -> None:
+    """Start PostgreSQL and `chroma run` on free ports of 127.0.0.1 (no password: this machine only) and print
+    the two URLs for --store and --chroma (or MEMORY_GRAPH_DATABASE_URL and MEMORY_GRAPH_CHROMA_URL)."""
+    from memory_graph import local_servers
+
+    running = local_servers.start(folder)
+    console.print(f"MEMORY_GRAPH_DATABASE_URL={running.database_url}")
+    console.print(f"MEMORY_GRAPH_CHROMA_URL={running.chroma_url}")
+    err_console.print(f"servers running in {running.folder}; stop them with: memory-graph servers stop --dir "
+                      f"{running.folder}")
+
+
+@servers_app.command(name="stop")
+@guarded
+def servers_stop(folder: ServersDir = Path("./memory-graph-servers")) -> None:
+    """Stop the servers started in the folder (their data stays; start them again with the same --dir)."""
+    from memory_graph import local_servers
+
+    console.print("stopped" if local_servers.stop(folder) else f"no servers were running in {folder}")
 
 
 # ---- eval (mounted from the evals package when it is there) --------------------------------------------

@@ -49,21 +49,13 @@ from langgraph.store.base import (
 from memory_graph.config import Context
 from memory_graph.errors import InvalidInputError
 from memory_graph.store import Store
+from memory_graph.store.items import ITEM_REF, item_ref, namespace_path
 
-ITEM_REF = "item:"
+__all__ = ["ITEM_REF", "MemoryStore", "generate_store", "item_ref", "item_text", "namespace_path"]
+
 MAX_KEY_CHARS = 256
 MAX_VALUE_CHARS = 1_000_000
 MAX_PAGE = 1_000_000
-
-
-def namespace_path(namespace: tuple[str, ...]) -> str:
-    """The stored form of a namespace path: compact JSON (``["alice","notes"]``)."""
-    return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
-
-
-def item_ref(namespace: tuple[str, ...], key: str) -> str:
-    """The provenance ref of an item's observation."""
-    return f"{ITEM_REF}{namespace_path(namespace)}:{key}"
 
 
 def item_text(value: dict[str, Any]) -> str:
@@ -103,6 +95,24 @@ def _check_key(key: Any) -> str:
 
 def _time(iso: str) -> datetime:
     return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+
+
+def _check_filter(flt: Any) -> dict[str, Any] | None:
+    """A search's ``filter``: None or a dict of value field -> wanted value; else ``InvalidInputError``."""
+    if flt is not None and not (isinstance(flt, dict) and all(isinstance(k, str) for k in flt)):
+        raise InvalidInputError(f"filter must be a dict of value fields to match, got {type(flt).__name__}")
+    return flt
+
+
+def _check_page(op: Any, names: tuple[str, ...] = ("limit", "offset")) -> None:
+    """The paging numbers of ``op`` (``limit``, ``offset``; ``max_depth`` where given) are whole numbers from 0 to
+    ``MAX_PAGE`` (``max_depth`` may be None); else ``InvalidInputError``."""
+    for name in names:
+        number = getattr(op, name)
+        if name == "max_depth" and number is None:
+            continue
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_PAGE:
+            raise InvalidInputError(f"{name} must be a whole number from 0 to {MAX_PAGE}, got {number!r}")
 
 
 def _matches(value: dict[str, Any], flt: dict[str, Any] | None) -> bool:
@@ -171,7 +181,8 @@ class MemoryStore(BaseStore):
 
         Raises:
             InvalidNamespaceError: a namespace that is not a non-empty tuple of non-empty strings.
-            InvalidInputError: a bad key or value (a value that is not a dict; text the memory refuses).
+            InvalidInputError: a bad key or value (a value that is not a dict; text the memory refuses), a search
+                ``filter`` that is not a dict, a paging number that is not a whole number in range.
             TypeError: an unknown operation.
         """
         results: list[Result] = []
@@ -229,10 +240,8 @@ class MemoryStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = _check_namespace(op.namespace_prefix)
-        for name in ("limit", "offset"):
-            number = getattr(op, name)
-            if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_PAGE:
-                raise InvalidInputError(f"{name} must be a whole number from 0 to {MAX_PAGE}, got {number!r}")
+        _check_page(op)
+        _check_filter(op.filter)
         if op.query is None:
             rows = self._store.ledger.items(namespace_path(prefix)[:-1])  # filtered here, then paged
             items = [self._item(r, tuple(json.loads(r["path"]))) for r in rows]
@@ -256,6 +265,11 @@ class MemoryStore(BaseStore):
         return found[op.offset : op.offset + op.limit]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        _check_page(op, ("limit", "offset", "max_depth"))
+        for condition in op.match_conditions or ():
+            if getattr(condition, "match_type", None) not in ("prefix", "suffix") or not isinstance(
+                    getattr(condition, "path", None), (tuple, list)):
+                raise InvalidInputError(f"a namespace match condition is a MatchCondition, got {condition!r}")
         paths = {tuple(json.loads(p)) for p in self._store.ledger.item_paths()}
         paths |= {(ns,) for ns in self._store.ledger.namespaces()}
         out = set()

@@ -46,7 +46,7 @@ from memory_graph.extract.rules import (
     speaker_subject,
     split_sentences,
 )
-from memory_graph.records import LIVE_STATUSES, MemoryRecord
+from memory_graph.records import FORGET_REQUEST, LIVE_STATUSES, MemoryRecord
 from memory_graph.store import Store, Tx
 from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
 from memory_graph.tokens import count_tokens
@@ -613,7 +613,7 @@ def _link_one(
     if verdict is not None and verdict.request_only and record.polarity > 0:
         live = tx.live_by_ids(ns, verdict.forgets)
         for old in live:  # held at no time, like a rule-read forget request
-            tx.end_memory(ns, old["id"], "forget-request", old["valid_from"], "retracted", "retracts",
+            tx.end_memory(ns, old["id"], FORGET_REQUEST, old["valid_from"], "retracted", "retracts",
                           f"{verdict.reason(old['id'])}: forget request ({record.ref or record.observation_id})")
         return {"action": "forget", "id": None, "targets": [r["id"] for r in live], "reason": "forget request (update model)"}
     action = _link_rules(tx, store, ctx, ns, record, pending, proposal, voted, frames=verdict is None)
@@ -655,7 +655,7 @@ def _link_rules(
         kept: list[str] = []
         for old in targets:
             # valid_to = valid_from: a forgotten memory is held at no time, so as_of recall never shows it again
-            tx.end_memory(ns, old["id"], "forget-request", old["valid_from"], "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
+            tx.end_memory(ns, old["id"], FORGET_REQUEST, old["valid_from"], "retracted", "retracts", f"forget request ({record.ref or record.observation_id})")
             if record.attribute == FORGET_TOPIC and (rest := _redacted(store, tx, ns, old, record, ctx.encoding)) is not None:
                 kept.append(rest)
         return {"action": "forget", "id": None, "targets": [t["id"] for t in targets], "reason": "forget request",

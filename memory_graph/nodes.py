@@ -71,7 +71,7 @@ def _pending_messages(store: Store, ns: str, messages: list[AnyMessage]) -> list
 def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
     """Normalise one observation dict; raises ``InvalidInputError`` (a ValueError) on empty/binary/huge text, a
     text, speaker, source, ref or session id that is not a string, holds a NUL byte or cannot be stored as UTF-8
-    (lone surrogates), or a bad time."""
+    (lone surrogates), a bad time, or a ``chunk`` (default 1) that is not a whole number from 1."""
     text = obs.get("text")
     if not isinstance(text, str):
         raise InvalidInputError("observation text must be a string")
@@ -92,21 +92,24 @@ def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
                 raise InvalidInputError(f"observation {name} contains NUL bytes")
     if len(text) > MAX_OBSERVATION_CHARS:
         raise InvalidInputError(f"observation text is {len(text)} characters; the limit is {MAX_OBSERVATION_CHARS}")
+    chunk = obs.get("chunk", 1)  # which part of its message (split_long); 1 for a whole message
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or not 1 <= chunk <= MAX_OBSERVATION_CHARS:
+        raise InvalidInputError(f"observation chunk must be a whole number from 1, got {chunk!r}")
     speaker = str(obs.get("speaker") or "user").strip() or "user"
     time = to_iso(parse_time(obs.get("time")))
     return {
         "text": text, "speaker": speaker, "time": time, "ref": obs.get("ref"),
-        "source": str(obs.get("source") or speaker), "session_id": obs.get("session_id"),
+        "source": str(obs.get("source") or speaker), "session_id": obs.get("session_id"), "chunk": chunk,
     }
 
 
 def split_long(obs: dict[str, Any], size: int = CHUNK_CHARS) -> list[dict[str, Any]]:
     """A validated observation as one or more chunks of at most ``size`` characters, cut at a sentence end or a
     line break (else at a space, else anywhere) in the second half of a chunk. Every chunk keeps the message's
-    speaker, source, time and session; the first keeps its ``ref`` and chunk ``k`` (2, 3, ...) gets
-    ``ref#k``, so memories formed from a long message keep provenance to the part they came from, the
-    message is recognised as already observed by its ref, and each chunk is embedded and recalled on its own (the
-    embedder reads only the first 256 tokens of a text)."""
+    speaker, source, time, session and ``ref`` (as given: a chunk is never named by editing the caller's ref) and
+    has its number ``chunk`` (1, 2, ...), so memories formed from a long message keep provenance to the part they
+    came from, the message is recognised as already observed by its ref, and each chunk is embedded and recalled
+    on its own (the embedder reads only the first 256 tokens of a text)."""
     text = obs["text"]
     if len(text) <= size:
         return [obs]
@@ -121,9 +124,7 @@ def split_long(obs: dict[str, Any], size: int = CHUNK_CHARS) -> list[dict[str, A
         text = text[cut:].strip()
     if text:
         chunks.append(text)
-    ref = obs.get("ref")
-    return [{**obs, "text": chunk, "ref": ref if k == 1 or ref is None else f"{ref}#{k}"}
-            for k, chunk in enumerate((c for c in chunks if c), start=1)]
+    return [{**obs, "text": chunk, "chunk": k} for k, chunk in enumerate((c for c in chunks if c), start=1)]
 
 
 def check_input(state: MemoryState) -> None:
@@ -226,13 +227,27 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
             stored.append(Observation(id=tx.add_observation(ctx.user_id, **o, withheld=rules.withheld(o["text"])), **o))
     records: list[MemoryRecord] = []
     fallbacks: list[dict[str, Any]] = []
+    pasted = _pasted(observations, stored)
     for obs in stored:
-        records.extend(llm_extractor.extract(model, obs, mode=ctx.structured_output, fallbacks=fallbacks)
-                       if model is not None else rules.extract(obs))
+        found = (llm_extractor.extract(model, obs, mode=ctx.structured_output, fallbacks=fallbacks)
+                 if model is not None else rules.extract(obs))
+        records.extend(r for r in found if not (obs.id in pasted and rules.is_free_text(r)))
     store.embed([o.text for o in stored] + [r.text for r in records])  # one batch; link reuses the vectors
     store.index_observations([o.id for o in stored])
     return {"extracted": [r.model_dump() for r in records], "observations": [], "observed": [o.id for o in stored],
             "model_fallbacks": fallbacks}
+
+
+def _pasted(observations: list[dict[str, Any]], stored: list[Observation]) -> set[str]:
+    """Ids of the ``stored`` observations that are chunks of a message longer than one chunk (a paste: a log, a
+    document). Such a message is kept whole as observations (searchable, recalled raw) and forms only its slot
+    facts ("I live in Porto."), never free-text notes: each note would be a raw slab of the chunk, and a 200 KB
+    log formed 91 of them (issue 21). ``observations`` are the new ones in ``split_long`` order, ``stored``
+    their stored forms after the reprocessed ones."""
+    new = stored[len(stored) - len(observations):]
+    chunks = [int(o.get("chunk", 1)) for o in observations]
+    return {obs.id for i, obs in enumerate(new)
+            if chunks[i] > 1 or (i + 1 < len(chunks) and chunks[i + 1] == 2)}
 
 
 def link(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -23,6 +23,10 @@ def searchable_text(text: str, source: str) -> str:
     return f"{name}: {text}"
 
 LIVE_STATUSES = ("current", "contested")
+FORGET_REQUEST = "forget-request"
+"""The source of a ``retracts`` link written for a user's "forget what I said about X" (``linking``): the request
+is a message, not a memory, so the link's ``src_id`` names no memory. Links, exports and imports carry it as
+it is (``transfer`` accepts it as a link's source); readers show it as "forget request"."""
 """Statuses of a memory that is held now (the one place that owns them); the others end it."""
 
 Kind = Literal["state", "preference", "event", "note"]

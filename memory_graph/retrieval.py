@@ -32,7 +32,7 @@ from memory_graph.config import Context
 from memory_graph.errors import InvalidInputError
 from memory_graph.extract.rules import is_assistant
 from memory_graph.knapsack import knapsack
-from memory_graph.records import Recall, RecallItem, Status
+from memory_graph.records import FORGET_REQUEST, Recall, RecallItem, Status
 from memory_graph.store import IndexQuery, Store, new_id
 from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
@@ -356,7 +356,7 @@ def recall(
                 id=mid, text=row["text"], kind=row["kind"], subject=row["subject"], attribute=row["attribute"],
                 value=row["value"], scope=row["scope"], status=status, retention=row["retention"],
                 valid_from=row["valid_from"], valid_to=row["valid_to"],
-                superseded_by=sup_by if sup_by != "forget-request" else "forget request",
+                superseded_by=sup_by if sup_by != FORGET_REQUEST else "forget request",
                 tokens=0, score=round(u, 4), similarity=round(sims[mid], 4), source=row["source"],
             )
             item.tokens = count_tokens(render_line(item), ctx.encoding) + 1
@@ -573,7 +573,7 @@ def _chain_heads(
         successor = store.ledger.superseded_by(ns, sorted({position[m] for m in walking}))
         for mid in list(walking):
             nxt = successor.get(position[mid])
-            if nxt is None or nxt == "forget-request":
+            if nxt is None or nxt == FORGET_REQUEST:
                 walking.discard(mid)
             else:
                 position[mid] = nxt

@@ -2,11 +2,12 @@
 
 The file (format ``memory-graph-export``, version :data:`FORMAT_VERSION`) is one JSON object per line:
 
-1. a header: ``{"type": "header", "format": "memory-graph-export", "format_version": 1, "schema_version": N,
+1. a header: ``{"type": "header", "format": "memory-graph-export", "format_version": 2, "schema_version": N,
    "user": ID, "exported_at": TIME, "counts": {kind: n}}`` (``schema_version``: the ledger's ``MIGRATIONS`` count);
-2. then, in this order, every record of the user: ``observation`` (the messages as they arrived), ``memory`` (with
+2. then, in this order, every record of the user: ``observation`` (the messages as they arrived; a message longer
+   than 2,000 characters as several, numbered by ``chunk``, each with the message's ``ref``), ``memory`` (with
    its ``provenance``: ``[{observation_id, ref}]``), ``link`` (``relation``: supersedes, retracts, contests,
-   redacts, with its reason), ``event`` (a memory's state history: formed, status and retention changes, credit),
+   redacts, with its reason; a user's forget request retracts from ``records.FORGET_REQUEST``, not a memory id), ``event`` (a memory's state history: formed, status and retention changes, credit),
    ``stats`` (the ledger statistics per memory and task class: shown, credited, blamed, unrewarded; task class
    ``""`` = overall), ``schema_vote``, ``recall`` (query, budget, every candidate with why it was chosen or dropped),
    ``feedback`` and ``item`` (values put through the LangGraph ``BaseStore``; ``namespace`` without the user).
@@ -34,14 +35,17 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from memory_graph.config import MAX_USER_CHARS
 from memory_graph.errors import InvalidInputError
-from memory_graph.records import Kind, Retention, Status
-from memory_graph.store import Store
+from memory_graph.records import FORGET_REQUEST, Kind, Retention, Status
+from memory_graph.store import Store, tombstones
+from memory_graph.store.items import item_ref, namespace_path
 from memory_graph.store.ledger import SCHEMA_VERSION
-from memory_graph.store.tx import now_iso
+from memory_graph.store.tx import legacy_chunks, now_iso
 
 FORMAT = "memory-graph-export"
-FORMAT_VERSION = 1
-"""Version of the file format this module writes and the newest it reads."""
+FORMAT_VERSION = 2
+"""Version of the file format this module writes and the newest it reads. 2 (issue 21): an observation says which
+``chunk`` of its message it is and keeps the caller's ref; version 1 wrote chunk N of message ``X`` with the ref
+``X#N``, read on import as that chunk where the file shows it to be one (``tx.legacy_chunks``)."""
 
 KINDS = ("observation", "memory", "link", "event", "stats", "schema_vote", "recall", "feedback", "item")
 """Record kinds in the order they are written (and imported: what a record refers to comes before it)."""
@@ -133,6 +137,7 @@ class ObservationRecord(_Record):
     time: Time
     session_id: Text | None = None
     ref: Text | None = None
+    chunk: Annotated[int, Field(ge=1, le=MAX_INT)] = 1
     created_at: Time
     processed: bool = True
     withheld: bool = False
@@ -371,6 +376,8 @@ def validate_records(numbered: Iterable[tuple[int, Any]]) -> tuple[Header, list[
             raise InvalidInputError(f"line {line}: {raw['type']} {_describe(exc)}") from None
         lines.append(line)
     _check_counts(header, records)
+    if header.format_version < 2:
+        _split_legacy_chunks(records)
     observations = {r.id for r in records if isinstance(r, ObservationRecord)}
     memories = {r.id for r in records if isinstance(r, MemoryRecordOut)}
     recalls = {r.id for r in records if isinstance(r, RecallRecord)}
@@ -388,7 +395,8 @@ def validate_records(numbered: Iterable[tuple[int, Any]]) -> tuple[Header, list[
                 raise InvalidInputError(f"line {line}: memory {r.id!r} ends ({r.valid_to}) before it begins ({r.valid_from})")
             missing = next((s.observation_id for s in r.provenance if s.observation_id not in observations), None)
         elif isinstance(r, LinkRecord):  # a link joins two memories of this export, never ids of the target's users
-            missing = next((m for m in (r.src_id, r.dst_id) if m not in memories), None)
+            sources = memories | ({FORGET_REQUEST} if r.relation == "retracts" else set())  # a forget request
+            missing = r.dst_id if r.dst_id not in memories else (r.src_id if r.src_id not in sources else None)
         elif isinstance(r, (StatsRecord, EventRecord)) and r.memory_id is not None \
                 and r.memory_id not in memories and r.memory_id not in observations:  # a raw message shown too
             missing = r.memory_id
@@ -398,6 +406,21 @@ def validate_records(numbered: Iterable[tuple[int, Any]]) -> tuple[Header, list[
             kind = r.model_dump(include={"type"})["type"]
             raise InvalidInputError(f"line {line}: {kind} refers to {missing!r}, which is not in the export")
     return header, records
+
+
+def _split_legacy_chunks(records: list[_Record]) -> None:
+    """A version-1 file's chunk refs ``X#N`` as ``(ref X, chunk N)``, in its observations and in the provenance
+    that names them (in place; ``tx.legacy_chunks`` decides which refs were chunks)."""
+    observations = [r for r in records if isinstance(r, ObservationRecord)]
+    found = legacy_chunks([r.model_dump() for r in observations])
+    for obs in observations:
+        if obs.id in found:
+            obs.ref, obs.chunk = found[obs.id]
+    for record in records:
+        if isinstance(record, MemoryRecordOut):
+            for source in record.provenance:
+                if source.observation_id in found:
+                    source.ref = found[source.observation_id][0]
 
 
 def _check_counts(header: Header, records: list[_Record]) -> None:
@@ -476,7 +499,7 @@ def _row(record: _Record, user: str) -> tuple[str, dict[str, Any]]:
     elif kind == "feedback":
         data["success"], data["used_ids"] = int(data["success"]), json.dumps(sorted(data["used_ids"]))
     elif kind == "item":
-        data = {"path": json.dumps([user, *data["namespace"]], ensure_ascii=False), "key": data["key"],
+        data = {"path": namespace_path([user, *data["namespace"]]), "key": data["key"],
                 "value": json.dumps(data["value"], ensure_ascii=False), "observation_id": data["observation_id"],
                 "created_at": data["created_at"], "updated_at": data["updated_at"]}
     return kind, data
@@ -492,7 +515,12 @@ def import_records(store: Store, records: Iterable[Any], user: str | None = None
     is, so importing twice changes nothing. Then the text of what was added is embedded into the target's vector
     index (with the target's embedder; if that fails, what the ledger committed stays and the next open indexes it).
 
-    Returns: ``{"user", "added": {kind: n}, "unchanged": {kind: n}, "indexed": n}``.
+    A record that a hard delete of the target store erased (an export written before it) is skipped, with what
+    refers to it or was formed from it (``store.tombstones``): importing an older export never brings erased text
+    back.
+
+    Returns: ``{"user", "added": {kind: n}, "unchanged": {kind: n}, "skipped": {kind: n}, "indexed": n}``
+    (``skipped``: records a hard delete had erased).
 
     Raises:
         InvalidInputError: a malformed record (``line N: ...``), a newer format or schema, an invalid ``user``, or
@@ -514,15 +542,19 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
     """:func:`import_records` of what :func:`read_export` or :func:`validate_records` returned (same result and
     errors)."""
     target = check_user(header.user if user is None else user)
-    by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in (*KINDS, "provenance")}
+    given = {kind: 0 for kind in KINDS}
     for record in records:
-        kind, row = _row(record, target)
-        by_kind[kind].append(row)
-        if isinstance(record, MemoryRecordOut):
-            by_kind["provenance"] += [{"memory_id": record.id, "observation_id": s.observation_id, "ref": s.ref}
-                                      for s in record.provenance]
+        given[_kind(record)] += 1
     added: dict[str, int] = {}
     with store.write() as tx:
+        records = _without_erased(tx, target, records)
+        by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in (*KINDS, "provenance")}
+        for record in records:
+            kind, row = _row(record, target)
+            by_kind[kind].append(row)
+            if isinstance(record, MemoryRecordOut):
+                by_kind["provenance"] += [{"memory_id": record.id, "observation_id": s.observation_id, "ref": s.ref}
+                                          for s in record.provenance]
         for kind in ("observation", "memory", "link", "recall", "feedback"):
             taken = tx.ids_in_other_namespaces(kind, target, [r["id"] for r in by_kind[kind]])
             if taken:
@@ -541,4 +573,56 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
         skipped += store.index_memories(new_mem[start : start + 256])
     return {"user": target, "added": {k: added[k] for k in KINDS},
             "unchanged": {k: len(by_kind[k]) - added[k] for k in KINDS},
+            "skipped": {k: given[k] - len(by_kind[k]) for k in KINDS},
             "indexed": len(new_obs) + len(new_mem) - skipped}
+
+
+def _kind(record: _Record) -> str:
+    return str(record.model_dump(include={"type"})["type"])
+
+
+def _without_erased(tx: Any, user: str, records: list[_Record]) -> list[_Record]:
+    """``records`` without what a hard delete of the target store erased (``store.tombstones``: its ids, its
+    messages' refs at their times, its items, the old detail of a scrubbed event), and without what refers to
+    or was formed from those; a kept recall or feedback forgets the erased ids it lists. Reads inside ``tx``."""
+    keys: dict[int, list[tuple[str, ...]]] = {}
+    for n, r in enumerate(records):
+        if isinstance(r, ObservationRecord):
+            keys[n] = tombstones.observation_keys(user, {"id": r.id, "ref": r.ref, "time": r.time})
+        elif isinstance(r, ItemRecord):
+            keys[n] = [tombstones.item_key(user, item_ref([user, *r.namespace], r.key), r.created_at)]
+        elif isinstance(r, EventRecord):
+            keys[n] = [tombstones.event_key(user, r.memory_id, r.event, json.dumps(r.detail, default=str), r.created_at)]
+        elif isinstance(r, (MemoryRecordOut, LinkRecord, RecallRecord, FeedbackRecord)):
+            keys[n] = [tombstones.id_key(r.id)]
+    erased = tx.erased_among(sorted({k for ks in keys.values() for k in ks}))
+    if not erased:
+        return records
+    gone = {n for n, ks in keys.items() if erased.intersection(ks)}
+    ids = {str(getattr(records[n], "id", "")) for n in gone}  # observations, memories, recalls... erased
+    ids |= {r.id for r in records if isinstance(r, MemoryRecordOut)
+            and any(s.observation_id in ids for s in r.provenance)}  # formed from an erased message
+    kept: list[_Record] = []
+    for n, r in enumerate(records):
+        if n in gone or getattr(r, "id", None) in ids or _refers_to(r, ids):
+            continue
+        if isinstance(r, RecallRecord):
+            r.candidates = [c for c in r.candidates if c.get("id") not in ids]
+            r.chosen = [c for c in r.chosen if c not in ids]
+        elif isinstance(r, FeedbackRecord):
+            r.used_ids = [u for u in r.used_ids if u not in ids]
+        kept.append(r)
+    return kept
+
+
+def _refers_to(record: _Record, ids: set[str]) -> bool:
+    """Whether ``record`` joins, describes or belongs to one of ``ids``."""
+    if isinstance(record, LinkRecord):
+        return record.src_id in ids or record.dst_id in ids
+    if isinstance(record, (EventRecord, StatsRecord)):
+        return record.memory_id in ids
+    if isinstance(record, FeedbackRecord):
+        return record.recall_id in ids
+    if isinstance(record, ItemRecord):
+        return record.observation_id in ids
+    return False

@@ -11,10 +11,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from memory_graph import Memory
+from memory_graph import Memory, MemoryStore
 from memory_graph.threads import THREADS_FILE, thread_key
+from memory_graph.transfer import export_lines
 
 PIN = "alpha247514q9"
+LOCKER = "lockr5561zq"
 
 
 def _files_containing(folder: Path, needle: bytes) -> list[str]:
@@ -50,6 +52,10 @@ def test_hard_delete_leaves_no_text_and_no_vector_in_any_file(tmp_path: Path) ->
         answers = _chat(mem, "default", [f"My pin code is {PIN}.", "What is my pin code?", "Where do I live?"])
         assert PIN in answers[1]  # the offline answer quoted the memory: that assistant turn must go too
         mem.recall(f"is {PIN} still my pin?")  # a recall record whose query quotes it
+        items = MemoryStore(mem.store)  # an item put through the LangGraph store keeps its value (issue 21)
+        items.put(("alice", "gym"), "locker", {"content": f"My locker code is {LOCKER}.", "note": f"not {LOCKER}"})
+        items.put(("alice", "gym"), "day", {"content": "My gym day is Monday."})
+        locker_id = next(r["id"] for r in mem.inspect()["recent"] if LOCKER in r["text"])
         pin_id = next(r["id"] for r in mem.inspect()["recent"] if PIN in r["text"])
         texts = [mem.inspect(pin_id)["text"]] + [o["text"] for o in mem.search_observations(PIN, k=3) if PIN in o["text"]]
         vectors = mem.store.embed(texts)
@@ -57,6 +63,9 @@ def test_hard_delete_leaves_no_text_and_no_vector_in_any_file(tmp_path: Path) ->
 
         result = mem.forget(pin_id, hard=True)
         assert pin_id in result["forgotten"] and result["threads"] == 1
+        assert locker_id in mem.forget(locker_id, hard=True)["forgotten"]
+        assert items.get(("alice", "gym"), "locker") is None and items.get(("alice", "gym"), "day") is not None
+        assert LOCKER not in "".join(export_lines(mem.store, "alice"))
 
         # nothing else was lost: alice's other fact, her thread's other turns, bob's memory
         assert "Berlin" in mem.recall("Where does the user live?").items[0].text
@@ -67,6 +76,7 @@ def test_hard_delete_leaves_no_text_and_no_vector_in_any_file(tmp_path: Path) ->
         assert "Oslo" in bob.recall("Where does the user live?").items[0].text
 
     assert _files_containing(store, PIN.encode()) == []
+    assert _files_containing(store, LOCKER.encode()) == []
     for vector in np.asarray(vectors, dtype=np.float32):
         assert _files_containing(store, vector.tobytes()[:64]) == []
 

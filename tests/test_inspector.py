@@ -101,7 +101,8 @@ def test_page_data_shows_chains_ledger_sources_and_recall_reasons() -> None:
     new, old = data["memories"]  # newest first
     assert (new["id"], old["id"]) == ("new", "old")
     assert old["superseded_by"] == "new" and new["superseded_by"] is None
-    assert old["chain"] == new["chain"] == ["old", "new"]
+    assert old["chain_head"] == new["chain_head"] == "old" and data["chains"] == {"old": ["old", "new"]}
+    assert (old["chain_position"], new["chain_position"], new["chain_total"]) == (0, 1, 2)
     assert old["provenance"] == [{"observation_id": "oold", "ref": "rold", "time": T, "speaker": "user",
                                   "text": "I live in Lisbon."}]
     assert new["stats"]["overall"]["shown"] == 3 and new["stats"]["overall"]["mean"] == 0.75  # Beta(3, 1)
@@ -154,7 +155,7 @@ def test_build_page_reads_one_user_only(store: dict[str, Any]) -> None:
     by_id = {m["id"]: m for m in data["memories"]}
     lisbon, porto = by_id[store["lisbon"]], by_id[store["porto"]]
     assert lisbon["status"] == "superseded" and lisbon["superseded_by"] == porto["id"]
-    assert lisbon["chain"] == [lisbon["id"], porto["id"]]
+    assert data["chains"][lisbon["chain_head"]] == [lisbon["id"], porto["id"]]
     assert lisbon["provenance"][0]["ref"] == "msg-1" and lisbon["provenance"][0]["text"] == "I live in Lisbon."
     assert porto["stats"]["overall"]["shown"] == 1 and porto["stats"]["overall"]["credited"] == 1
     assert data["recalls"][0]["query"] == "Where do I live?"
@@ -167,7 +168,8 @@ def _open_page(browser: Any, url: str) -> tuple[Any, Any, list[str]]:
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
     page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
-    page.on("request", lambda req: None if req.url.startswith(("file:", "data:", url)) else problems.append(req.url))
+    base = url.split("#", 1)[0]
+    page.on("request", lambda req: None if req.url.startswith(("file:", "data:", base)) else problems.append(req.url))
     page.goto(url)
     page.wait_for_selector("#memory-list li")
     return context, page, problems
@@ -322,14 +324,185 @@ def test_inspect_html_writes_the_page(store: dict[str, Any], tmp_path: Path) -> 
     assert not (tmp_path / "nostore").exists()
 
 
-def test_a_long_chain_is_walked_once_and_windowed() -> None:
+def test_a_long_chain_is_walked_once_and_held_once() -> None:
     """Breaker run: a fact updated 4,000 times took 316 s and 195 MB (each version carried the whole chain)."""
-    from memory_graph.inspector import CHAIN_WINDOW, chain_windows
+    from memory_graph.inspector import chain_index
 
     ids = [f"m{i}" for i in range(4000)]
     newer = dict(zip(ids, ids[1:], strict=False))
     older = {b: a for a, b in newer.items()}
-    windows = chain_windows(ids, newer, older)
-    assert windows["m0"] == (ids[: CHAIN_WINDOW + 1], 4000)
-    assert windows["m2000"][0] == ids[2000 - CHAIN_WINDOW : 2000 + CHAIN_WINDOW + 1]
-    assert windows["m3999"][0][-1] == "m3999" and all(total == 4000 for _, total in windows.values())
+    lists, place = chain_index([*ids, "lone"], newer, older)
+    assert lists == {"m0": ids}  # one list per chain, none for a memory outside any
+    assert place["m0"] == ("m0", 0) and place["m2000"] == ("m0", 2000) and place["lone"] == ("lone", 0)
+
+
+# ---- `ui` serves the list and each chain on demand (issue 21, item 8) ---------------------------------------
+
+VERSIONS = 5000
+
+
+def _ts(minute: int) -> str:
+    day, rest = divmod(minute, 24 * 60)
+    return f"2020-{1 + day // 28:02d}-{1 + day % 28:02d}T{rest // 60:02d}:{rest % 60:02d}:00Z"
+
+
+def _versions(n: int) -> list[dict[str, Any]]:
+    """An export of one fact updated ``n`` times (m00000 ... superseded by the next; the last one current)."""
+    from memory_graph.transfer import FORMAT, SCHEMA_VERSION
+
+    out: list[dict[str, Any]] = [{"type": "header", "format": FORMAT, "format_version": 1,
+                                  "schema_version": SCHEMA_VERSION, "user": "alice", "exported_at": _ts(0)}]
+    for i in range(n):
+        out.append({"type": "observation", "id": f"o{i:05d}", "text": f"My editor is E{i}.", "speaker": "user",
+                    "source": "user", "time": _ts(i), "created_at": _ts(i)})
+    for i in range(n):
+        out.append({"type": "memory", "id": f"m{i:05d}", "text": f"The user's editor is E{i}.", "kind": "state",
+                    "subject": "user", "attribute": "editor", "value": f"E{i}", "source": "user",
+                    "valid_from": _ts(i), "valid_to": _ts(i + 1) if i < n - 1 else None,
+                    "status": "current" if i == n - 1 else "superseded", "confidence": 0.8, "tokens": 8,
+                    "created_at": _ts(i), "updated_at": _ts(i), "provenance": [{"observation_id": f"o{i:05d}"}]})
+    for i in range(1, n):
+        out.append({"type": "link", "id": f"l{i:05d}", "src_id": f"m{i:05d}", "dst_id": f"m{i - 1:05d}",
+                    "relation": "supersedes", "reason": "update", "created_at": _ts(i)})
+        out.append({"type": "event", "memory_id": f"m{i - 1:05d}", "event": "status:superseded",
+                    "detail": {"by": f"m{i:05d}"}, "created_at": _ts(i)})
+    return out
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A store whose one fact has 5,000 versions (imported: the ledger writes of ``import``), served live."""
+    from memory_graph.inspector import LiveInspector
+    from memory_graph.transfer import import_records
+
+    path = tmp_path_factory.mktemp("big") / "store"
+    with Memory(path, user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        import_records(mem.store, _versions(VERSIONS))
+        live = LiveInspector(lambda: build_page(mem.store, "alice"), user="alice")
+        server = make_server(live.page, 0, api=live.api)
+        serve_in_thread(server)
+        try:
+            yield {"mem": mem, "live": live, "url": f"http://127.0.0.1:{server.server_address[1]}/"}
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+def _get(url: str) -> tuple[int, bytes, dict[str, str]]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    conn.request("GET", parts.path + ("?" + parts.query if parts.query else ""), headers={"Host": parts.netloc})
+    response = conn.getresponse()
+    body = response.read()
+    conn.close()
+    return response.status, body, dict(response.getheaders())
+
+
+def test_the_live_api_pages_memories_and_chains(big: dict[str, Any]) -> None:
+    from memory_graph.errors import InvalidInputError, NotFoundError
+
+    live = big["live"]
+    first = live.api("/api/memories", {"offset": "0", "limit": "100"})
+    assert first["total"] == first["matched"] == VERSIONS and len(first["memories"]) == 100
+    assert first["memories"][0]["id"] == f"m{VERSIONS - 1:05d}" and "provenance" not in first["memories"][0]
+    found = live.api("/api/memories", {"q": "e4321.", "status": "superseded"})
+    assert [m["id"] for m in found["memories"]] == ["m04321"] and found["matched"] == 1
+    one = live.api("/api/memory", {"id": "m02500"})
+    assert one["status"] == "superseded" and one["superseded_by"] == "m02501" and one["provenance"][0]["text"]
+    page = one["chain_page"]
+    assert page["total"] == VERSIONS and len(page["items"]) <= 51
+    assert "m02500" in [c["id"] for c in page["items"]]
+    older = live.api("/api/chain", {"id": "m02500", "offset": "0", "limit": "10"})
+    assert [c["id"] for c in older["items"]] == [f"m{i:05d}" for i in range(10)] and older["offset"] == 0
+    summary = live.api("/api/summary", {})
+    assert summary["user"] == "alice" and summary["total"] == VERSIONS and summary["recalls"] == []
+    with pytest.raises(NotFoundError):
+        live.api("/api/memory", {"id": "nope"})
+    with pytest.raises(InvalidInputError):
+        live.api("/api/memories", {"offset": "-1"})
+    with pytest.raises(InvalidInputError):
+        live.api("/api/chain", {"id": "m00001", "limit": "100000"})
+    with pytest.raises(NotFoundError):
+        live.api("/api/other", {})
+
+
+def test_the_live_server_answers_json_and_errors(big: dict[str, Any]) -> None:
+    status, body, headers = _get(big["url"] + "api/memories?limit=2&offset=1")
+    assert status == 200 and headers["Content-Type"].startswith("application/json")
+    assert [m["id"] for m in json.loads(body)["memories"]] == ["m04998", "m04997"]
+    assert _get(big["url"] + "api/memory?id=nope")[0] == 404
+    assert _get(big["url"] + "api/memories?limit=x")[0] == 400
+    assert _get(big["url"] + "api/memory?id=m00001")[2]["Content-Security-Policy"].startswith("default-src 'none'")
+
+
+@pytest.mark.browser
+def test_a_5000_version_store_loads_small_and_fetches_chains_on_demand(big: dict[str, Any], browser: Any) -> None:
+    """Issue 21 item 8: the page of this store was 53.7 MB, 26.6 s to load and 5.7 s per click."""
+    import time
+
+    from playwright.sync_api import expect
+
+    status, body, _ = _get(big["url"])
+    assert status == 200 and len(body) < 1_000_000, len(body)
+    assert b"E4321" not in body  # the list is not in the page: it is fetched a page at a time
+    started = time.monotonic()
+    context, page, problems = _open_page(browser, big["url"])
+    loaded = time.monotonic() - started
+    fetched: list[str] = []
+    page.on("request", lambda req: fetched.append(req.url))
+    try:
+        assert loaded < 10, f"the first page took {loaded:.1f} s"  # about 0.5 s idle; 2 shared cores
+        assert page.locator("#memory-list li[data-id]").count() <= 200
+        expect(page.locator("#match-count")).to_have_text(re.compile(rf"^{VERSIONS} of {VERSIONS} memories"))
+        shown = page.locator("#memory-list li[data-id]").count()
+        page.click("#more")
+        expect(page.locator("#memory-list li[data-id]")).to_have_count(2 * shown)
+
+        started = time.monotonic()
+        page.click(f"#item-m{VERSIONS - 1:05d}")
+        expect(page.locator("#chain li").last).to_contain_text(f"E{VERSIONS - 1}")
+        assert time.monotonic() - started < 5
+        assert any("/api/memory?" in u for u in fetched)
+        assert page.locator("#chain li").count() <= 51
+        expect(page.locator("#chain-range")).to_contain_text(f"of {VERSIONS}")
+        page.click("#chain-older")
+        expect(page.locator("#chain li").first).to_contain_text(f"E{VERSIONS - 102}")
+        assert any("/api/chain?" in u for u in fetched)
+
+        page.fill("#search", "e1234.")  # searched on the server, once typing pauses
+        expect(page.locator("#match-count")).to_have_text(re.compile(r"^1 of "))
+        page.click("#item-m01234")
+        expect(page.locator("#detail-title")).to_contain_text("E1234")
+        page.click("#detail table.facts a")  # its "superseded by": not on the list's page, fetched too
+        expect(page.locator("#detail-title")).to_contain_text("E1235")
+        assert page.evaluate("location.hash") == "#m-m01235"
+        assert problems == []
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("where", ["file", "live"])
+def test_a_broken_hash_selects_nothing(where: str, store: dict[str, Any], big: dict[str, Any], browser: Any,
+                                       tmp_path: Path) -> None:
+    """``#m%E0%A4%A`` is not a valid %-escape: decodeURIComponent threw an uncaught URIError."""
+    if where == "file":
+        file = tmp_path / "alice.html"
+        file.write_text(render_html(store["data"]), encoding="utf-8")
+        url = file.as_uri()
+    else:
+        url = big["url"]
+    context, page, problems = _open_page(browser, url + "#m%E0%A4%A")
+    try:
+        page.wait_for_timeout(300)
+        assert page.locator("#memory-list li.selected").count() == 0
+        assert page.locator("#detail-title").count() == 0 and page.locator("#detail .hint").count() == 1
+        page.evaluate("location.hash = '#m-%E0%A4%A'")
+        page.wait_for_timeout(300)
+        assert page.locator("#detail-title").count() == 0
+        assert problems == []
+    finally:
+        context.close()

@@ -148,3 +148,31 @@ def test_a_namespace_lists_only_its_own_items_whatever_the_case(mstore: MemorySt
     mstore.put(("GUS", "diary"), "p", {"content": "My PIN is 4417."})
     mstore.put(("gus", "diary"), "q", {"content": "I like tea."})
     assert [i.key for i in mstore.search(("gus",))] == ["q"]
+
+
+def test_deleting_an_item_never_erases_another_whose_key_holds_a_hash(mstore: MemoryStore) -> None:
+    """Issue 21: chunk ``N`` of an item's message was read out of the ref ``...:k#N``, so deleting item ``k`` erased
+    item ``k#2``'s message and every memory formed from it (the item itself stayed, its memory gone)."""
+    mstore.put(("alice", "notes"), "k#2", {"content": "My locker number is 4471."})
+    mstore.put(("alice", "notes"), "k", {"content": "My bike is blue."})
+    mstore.delete(("alice", "notes"), "k")
+    kept = mstore.get(("alice", "notes"), "k#2")
+    assert kept is not None and kept.value["content"] == "My locker number is 4471."
+    hits = mstore.search(("alice",), query="What is my locker number?")
+    assert any("4471" in h.value["content"] for h in hits)
+    assert not any("blue" in h.value["content"] for h in hits)
+
+
+@pytest.mark.parametrize("bad", [[1, 2], "tag", 3, ("tag", "x")])
+def test_a_filter_that_is_not_a_dict_is_invalid_input(tmp_path: Path, bad: Any) -> None:
+    """Issue 21: ``search(ns, filter=[1, 2])`` raised AttributeError from deep inside; it is the caller's mistake."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.put(("alice", "notes"), "k", {"content": "I like tea.", "tag": "x"})
+        for query in (None, "tea"):
+            with pytest.raises(InvalidInputError, match="filter"):
+                store.search(("alice",), query=query, filter=bad)
+        with pytest.raises(InvalidInputError, match="limit"):  # the same mistake in list_namespaces' paging
+            store.list_namespaces(limit=[1, 2])  # type: ignore[arg-type]
+    finally:
+        store.close()

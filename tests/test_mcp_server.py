@@ -209,3 +209,22 @@ def test_cli_refuses_a_bad_or_busy_port(tmp_path: Path) -> None:
         busy = mcp(taken.getsockname()[1])
     lines = [ln for ln in busy.stderr.splitlines() if ln.strip()]
     assert busy.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: cannot listen"), busy.stderr
+
+
+def test_the_readme_client_snippet_runs_as_written(tmp_path: Path) -> None:
+    """Issue 21: README's MCP section shows the official client storing a fact and recalling it; the snippet is run
+    here exactly as written (in a fresh folder, with the ``memory-graph`` command on PATH)."""
+    import shutil
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## As an MCP server"):]
+    snippet = re.search(r"```python\n(.*?)```", section, re.S)
+    assert snippet and "from mcp import Client" in snippet.group(1)
+    command = shutil.which("memory-graph")
+    if command is None:
+        pytest.skip("the memory-graph command is not on PATH (pip install -e .)")
+    env = {**_env(), "PATH": os.pathsep.join([str(Path(command).parent), os.environ.get("PATH", "")])}
+    done = subprocess.run([sys.executable, "-c", snippet.group(1)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=4 * CALL_TIMEOUT_S)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "<memory-context>" in done.stdout and "Porto" in done.stdout, done.stdout

@@ -4,8 +4,12 @@ and ``tests/test_langgraph_store.py`` run on both); this file holds what only th
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -181,3 +185,30 @@ def test_a_chroma_server_that_goes_away_is_a_store_error(servers: Any, tmp_path:
     finally:
         if chroma.poll() is None:
             chroma.kill()
+
+
+def test_the_servers_command_starts_and_stops_both_servers() -> None:
+    """Issue 21: ``memory-graph servers start --dir D`` prints two URLs a store opens with; ``stop`` stops both."""
+    from conftest import require
+    from typer.testing import CliRunner
+
+    from memory_graph import local_servers
+    from memory_graph.cli import app
+
+    require(local_servers.missing(), "servers command")
+    runner = CliRunner()
+    folder = Path(tempfile.mkdtemp(prefix="mg-cli-servers-")) / "srv"
+    os.chmod(folder.parent, 0o755)  # PostgreSQL's user (postgres, when run as root) must enter every folder above
+    started = runner.invoke(app, ["servers", "start", "--dir", str(folder)])
+    try:
+        assert started.exit_code == 0, started.output
+        urls = dict(line.split("=", 1) for line in started.stdout.split() if "=" in line)
+        with Memory(urls["MEMORY_GRAPH_DATABASE_URL"], user_id="alice",
+                    chroma_url=urls["MEMORY_GRAPH_CHROMA_URL"]) as mem:
+            mem.observe("I live in Porto.", time="2024-01-01T00:00:00")
+            assert "Porto" in mem.recall("Where do I live?").context
+    finally:
+        stopped = runner.invoke(app, ["servers", "stop", "--dir", str(folder)])
+    assert stopped.exit_code == 0 and "stopped" in stopped.stdout
+    assert not local_servers.stop(folder)  # nothing left running
+    shutil.rmtree(folder.parent, ignore_errors=True)

@@ -499,10 +499,16 @@ def extract(observation: Observation) -> list[MemoryRecord]:
     return merge_free_text(records)
 
 
+def is_free_text(record: MemoryRecord) -> bool:
+    """Whether ``record`` is an asserted free-text note or event (its attribute is its topic frame), not a slot
+    fact ("I live in Porto") nor a retraction or forget request."""
+    return record.attribute == record.frame and bool(record.frame) and record.polarity > 0 and not record.forget
+
+
 def merge_free_text(records: list[MemoryRecord]) -> list[MemoryRecord]:
     """Join the free-text notes/events of one message (same subject, asserted) into one record, so a
     message costs one context line, keeps its sentences together, and structured facts stay separate."""
-    free = [r for r in records if r.attribute == r.frame and r.frame and r.polarity > 0 and not r.forget]
+    free = [r for r in records if is_free_text(r)]
     if len(free) < 2:
         return records
     first = free[0]

@@ -1,9 +1,66 @@
 "use strict";
 // memory-graph inspector. Every stored string reaches the page as a text node (el() below), never as markup.
 (function () {
+  // Two modes, one page: a written file holds every memory in its data block (local source below); the page
+  // `memory-graph ui` serves holds none ({"live": true}) and fetches the list a page at a time, and each memory
+  // and chain page when it is opened, from /api/... (remote source). Both sources answer the same shapes as
+  // memory_graph/inspector.py's summary, memory_list, memory_view and chain_page.
   var data = JSON.parse(document.getElementById("page-data").textContent);
-  var byId = {};
-  data.memories.forEach(function (m) { byId[m.id] = m; });
+  var PAGE = 100, CHAIN = 51;
+  var LIST_FIELDS = ["id", "text", "status", "valid_from", "valid_to", "recorded", "retention", "usefulness", "source"];
+  var CHAIN_FIELDS = ["id", "status", "value", "text", "valid_from", "valid_to", "recorded", "superseded_by"];
+  function pick(m, fields) { var o = {}; fields.forEach(function (k) { o[k] = m[k] === undefined ? null : m[k]; }); return o; }
+
+  function localSource(d) {
+    var byId = {};
+    d.memories.forEach(function (m) { byId[m.id] = m; });
+    function chainPage(id, offset, limit) {
+      var m = byId[id];
+      if (!m) return null;
+      var ids = d.chains[m.chain_head] || [id];
+      return {id: id, total: ids.length, offset: offset, items: ids.slice(offset, offset + limit)
+        .filter(function (i) { return byId[i]; }).map(function (i) { return pick(byId[i], CHAIN_FIELDS); })};
+    }
+    return {
+      summary: function (cb) {
+        cb({user: d.user, generated_at: d.generated_at, counts: d.counts, total: d.memories.length, recalls: d.recalls});
+      },
+      list: function (q, status, offset, limit, cb) {
+        var words = q.toLowerCase().split(/\s+/).filter(Boolean);
+        var hits = d.memories.filter(function (m) {
+          return (!status || m.status === status) && words.every(function (w) { return m.search.indexOf(w) >= 0; });
+        });
+        cb({total: d.memories.length, matched: hits.length, offset: offset,
+            memories: hits.slice(offset, offset + limit).map(function (m) { return pick(m, LIST_FIELDS); })});
+      },
+      memory: function (id, cb) {
+        var m = byId[id];
+        if (!m) { cb(null); return; }
+        var start = Math.min(Math.max(0, m.chain_position - Math.floor(CHAIN / 2)), Math.max(0, m.chain_total - CHAIN));
+        var view = Object.assign({}, m, {chain_page: chainPage(id, start, CHAIN)});
+        cb(view);
+      },
+      chain: function (id, offset, limit, cb) { cb(chainPage(id, offset, limit)); },
+      knows: function (id) { return !!byId[id]; }
+    };
+  }
+
+  function remoteSource() {
+    function get(path, params, cb) {
+      var qs = Object.keys(params).map(function (k) { return encodeURIComponent(k) + "=" + encodeURIComponent(params[k]); }).join("&");
+      fetch(path + (qs ? "?" + qs : ""), {headers: {"Accept": "application/json"}, cache: "no-store"})
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (body) { cb(body); }, function () { cb(null); });
+    }
+    return {
+      summary: function (cb) { get("/api/summary", {}, cb); },
+      list: function (q, status, offset, limit, cb) { get("/api/memories", {q: q, status: status, offset: offset, limit: limit}, cb); },
+      memory: function (id, cb) { get("/api/memory", {id: id}, cb); },
+      chain: function (id, offset, limit, cb) { get("/api/chain", {id: id, offset: offset, limit: limit}, cb); },
+      knows: function (id) { return id !== "forget-request"; }
+    };
+  }
+  var source = data.live ? remoteSource() : localSource(data);
 
   function el(tag, attrs) {
     var node = document.createElement(tag);
@@ -27,7 +84,7 @@
   }
   function memLink(id) {
     if (!id) return document.createTextNode("-");
-    if (!byId[id]) return el("code", {text: id === "forget-request" ? "forget request" : id});
+    if (!source.knows(id)) return el("code", {text: id === "forget-request" ? "forget request" : id});
     return el("a", {href: "#m-" + id, "data-memory": id, text: "m:" + id});
   }
   function bar(value) {
@@ -36,50 +93,61 @@
     return el("span", {"class": "bar", title: num(value, 3)}, fill);
   }
 
-  // ---- summary ----------------------------------------------------------------------------------------------
-  var counts = data.counts.memories;
-  document.getElementById("summary").textContent = "user " + data.user + " \u00b7 " + data.counts.observations +
-    " observations \u00b7 " + data.memories.length + " memories (" +
-    Object.keys(counts).sort().map(function (k) { return k + " " + counts[k]; }).join(", ") + ") \u00b7 " +
-    data.recalls.length + " recent recalls \u00b7 generated " + data.generated_at;
+  // ---- summary and recent recalls ----------------------------------------------------------------------------
+  var recentRecalls = [];
+  function showSummary(s) {
+    if (!s) { document.getElementById("summary").textContent = "could not read the store"; return; }
+    var counts = s.counts.memories;
+    document.getElementById("summary").textContent = "user " + s.user + " \u00b7 " + s.counts.observations +
+      " observations \u00b7 " + s.total + " memories (" +
+      Object.keys(counts).sort().map(function (k) { return k + " " + counts[k]; }).join(", ") + ") \u00b7 " +
+      s.recalls.length + " recent recalls \u00b7 generated " + s.generated_at;
+    recentRecalls = s.recalls;
+    showRecalls(s.recalls);
+  }
 
-  // ---- memory list --------------------------------------------------------------------------------------------
+  // ---- memory list, a page at a time -------------------------------------------------------------------------
   var list = document.getElementById("memory-list");
+  var more = document.getElementById("more");
+  var search = document.getElementById("search");
+  var statusFilter = document.getElementById("status-filter");
   var items = {};
-  data.memories.forEach(function (m) {
+  var listed = 0, listSeq = 0, selectedId = null;
+  function row(m) {
     var li = el("li", {"data-id": m.id, tabindex: "0", id: "item-" + m.id},
       el("div", {"class": "text"}, badge(m.status), m.text),
       el("div", {"class": "meta"},
         "valid " + day(m.valid_from) + " \u2192 " + day(m.valid_to) + " \u00b7 recorded " + day(m.recorded) +
         " \u00b7 " + m.retention + " \u00b7 usefulness ", bar(m.usefulness), " " + num(m.usefulness, 2) +
         " \u00b7 source " + m.source + " \u00b7 m:" + m.id));
-    li.addEventListener("click", function () { location.hash = "#m-" + m.id; select(m.id); });
-    li.addEventListener("keydown", function (e) { if (e.key === "Enter") { location.hash = "#m-" + m.id; select(m.id); } });
+    li.addEventListener("click", function () { open(m.id); });
+    li.addEventListener("keydown", function (e) { if (e.key === "Enter") open(m.id); });
+    if (m.id === selectedId) li.classList.add("selected");
     items[m.id] = li;
-    list.appendChild(li);
-  });
-  if (!data.memories.length) list.appendChild(el("li", {"class": "hint", text: "No memories for this user."}));
-
-  var search = document.getElementById("search");
-  var statusFilter = document.getElementById("status-filter");
-  function applyFilter() {
-    var words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
-    var status = statusFilter.value;
-    var shown = 0;
-    data.memories.forEach(function (m) {
-      var ok = (!status || m.status === status) && words.every(function (w) { return m.search.indexOf(w) >= 0; });
-      if (items[m.id].hidden === ok) items[m.id].hidden = !ok;  // touch only what changes: 10k rows re-laid out per key were 2 s
-      if (ok) shown++;
+    return li;
+  }
+  function loadList(reset) {
+    var seq = ++listSeq;
+    var offset = reset ? 0 : listed;
+    source.list(search.value, statusFilter.value, offset, PAGE, function (page) {
+      if (seq !== listSeq) return;  // a newer search answered first or is on its way
+      if (reset) { list.textContent = ""; items = {}; listed = 0; }
+      if (!page) { list.appendChild(el("li", {"class": "hint", text: "Could not read the memories."})); return; }
+      page.memories.forEach(function (m) { list.appendChild(row(m)); });
+      listed += page.memories.length;
+      if (!page.total) list.appendChild(el("li", {"class": "hint", text: "No memories for this user."}));
+      document.getElementById("match-count").textContent = page.matched + " of " + page.total + " memories" +
+        (listed < page.matched ? " (the first " + listed + " listed)" : "");
+      more.hidden = listed >= page.matched;
     });
-    document.getElementById("match-count").textContent = shown + " of " + data.memories.length + " memories";
   }
   var pending = null;
   search.addEventListener("input", function () {  // once typing pauses, not per key
     if (pending) clearTimeout(pending);
-    pending = setTimeout(function () { pending = null; applyFilter(); }, 150);
+    pending = setTimeout(function () { pending = null; loadList(true); }, 150);
   });
-  statusFilter.addEventListener("change", applyFilter);
-  applyFilter();
+  statusFilter.addEventListener("change", function () { loadList(true); });
+  more.addEventListener("click", function () { loadList(false); });
 
   // ---- detail of one memory ---------------------------------------------------------------------------------
   function facts(m) {
@@ -95,19 +163,35 @@
     rows.forEach(function (r) { table.appendChild(el("tr", null, el("th", {text: r[0]}), el("td", null, r[1]))); });
     return table;
   }
-  function chainView(m) {
+  function chainSteps(page, thisId) {
     var ol = el("ol", {"class": "timeline", id: "chain"});
-    m.chain.forEach(function (id) {
-      var c = byId[id];
-      if (!c) return;
-      var li = el("li", {"class": (c.status === "current" ? "current-step" : "") + (id === m.id ? " this" : ""), "data-id": id},
-        el("div", null, badge(c.status), el("strong", {text: c.value || c.text}), " ", memLink(id)),
+    page.items.forEach(function (c) {
+      ol.appendChild(el("li", {"class": (c.status === "current" ? "current-step" : "") + (c.id === thisId ? " this" : ""), "data-id": c.id},
+        el("div", null, badge(c.status), el("strong", {text: c.value || c.text}), " ", memLink(c.id)),
         el("div", {"class": "meta"}, "valid " + day(c.valid_from) + " \u2192 " + day(c.valid_to) + " \u00b7 recorded " + day(c.recorded)),
         el("div", {"class": "text", text: c.text}),
-        c.superseded_by ? el("div", {"class": "meta superseded-by"}, "superseded by ", memLink(c.superseded_by)) : null);
-      ol.appendChild(li);
+        c.superseded_by ? el("div", {"class": "meta superseded-by"}, "superseded by ", memLink(c.superseded_by)) : null));
     });
     return ol;
+  }
+  function chainView(page, thisId) {
+    var box = el("div", {id: "chain-box"});
+    function draw(p) {
+      box.textContent = "";
+      if (!p) { box.appendChild(el("p", {"class": "hint", text: "Could not read the chain."})); return; }
+      var last = p.offset + p.items.length;
+      var older = el("button", {type: "button", id: "chain-older", text: "\u2190 older"});
+      var newer = el("button", {type: "button", id: "chain-newer", text: "newer \u2192"});
+      older.disabled = p.offset <= 0;
+      newer.disabled = last >= p.total;
+      older.addEventListener("click", function () { source.chain(thisId, Math.max(0, p.offset - CHAIN), CHAIN, draw); });
+      newer.addEventListener("click", function () { source.chain(thisId, last, CHAIN, draw); });
+      box.appendChild(el("div", {"class": "chain-nav"}, older, " ",
+        el("span", {id: "chain-range", "class": "meta", text: "versions " + (p.offset + 1) + "\u2013" + last + " of " + p.total}), " ", newer));
+      box.appendChild(chainSteps(p, thisId));
+    }
+    draw(page);
+    return box;
   }
   function statsView(m) {
     var table = el("table", {id: "ledger"}, el("tr", null, el("th", {text: "task class"}), el("th", {text: "shown"}),
@@ -125,18 +209,34 @@
   function appendAll(parent, nodes) { nodes.forEach(function (n) { parent.appendChild(n); }); return parent; }
 
   var pane = document.getElementById("detail");
-  function select(id) {
-    var m = byId[id];
-    if (!m) return;
+  var HINT = "Click a memory to see its supersession chain, its ledger and its state history.";
+  var selectSeq = 0;
+  function mark(id) {
+    selectedId = id;
     Object.keys(items).forEach(function (k) { items[k].classList.toggle("selected", k === id); });
+  }
+  function clearSelection(message) {
+    selectSeq++;
+    mark(null);
+    pane.textContent = "";
+    pane.appendChild(el("p", {"class": "hint", text: message || HINT}));
+  }
+  function open(id) { location.hash = "#m-" + id; select(id); }
+  function select(id) {
+    var seq = ++selectSeq;
+    source.memory(id, function (m) {
+      if (seq !== selectSeq) return;  // another memory was opened meanwhile
+      if (!m) { clearSelection("No memory m:" + id + " for this user (erased, or not a memory id)."); return; }
+      mark(id);
+      showDetail(m);
+    });
+  }
+  function showDetail(m) {
     pane.textContent = "";
     pane.appendChild(el("h2", {"class": "text", id: "detail-title"}, badge(m.status), m.text));
     pane.appendChild(facts(m));
     pane.appendChild(el("h3", {text: "Supersession chain (oldest first)"}));
-    pane.appendChild(m.chain.length > 1 ? chainView(m) : el("p", {"class": "hint", text: "Not part of a supersession chain."}));
-    if (m.chain_total > m.chain.length) {
-      pane.appendChild(el("p", {"class": "hint", text: "Showing the " + m.chain.length + " versions nearest this one of " + m.chain_total + "."}));
-    }
+    pane.appendChild(m.chain_total > 1 ? chainView(m.chain_page, m.id) : el("p", {"class": "hint", text: "Not part of a supersession chain."}));
     pane.appendChild(el("h3", {text: "Ledger: times shown, credited, blamed"}));
     pane.appendChild(statsView(m));
     pane.appendChild(el("h3", {text: "Sources (provenance)"}));
@@ -156,7 +256,7 @@
     pane.appendChild(m.events.length ? ev : el("p", {"class": "hint", text: "No events."}));
     pane.appendChild(el("h3", {text: "In recent recalls"}));
     var seen = [];
-    data.recalls.forEach(function (r) {
+    recentRecalls.forEach(function (r) {
       r.candidates.forEach(function (c) {
         if (c.id === m.id) seen.push(el("div", {"class": "meta"}, badge(c.chosen ? "chosen" : "dropped"),
           day(r.created_at) + " \u201c" + r.query + "\u201d \u2014 " + c.reason));
@@ -166,32 +266,42 @@
   }
 
   // ---- recent recalls ---------------------------------------------------------------------------------------
-  var recalls = document.getElementById("recall-list");
-  data.recalls.forEach(function (r) {
-    var chosen = r.candidates.filter(function (c) { return c.chosen; }).length;
-    var table = el("table", null, el("tr", null, el("th", {text: "decision"}), el("th", {text: "why"}), el("th", {text: "candidate"}),
-      el("th", {text: "similarity"}), el("th", {text: "usefulness"}), el("th", {text: "tokens"}), el("th", {text: "status"})));
-    r.candidates.forEach(function (c) {
-      table.appendChild(el("tr", {"class": "candidate"}, el("td", null, badge(c.chosen ? "chosen" : "dropped")), el("td", {text: c.reason}),
-        el("td", null, c.kind === "memory" ? memLink(c.id) : el("code", {text: (c.kind === "message" ? "o:" : "") + c.id}), " ",
-          el("span", {"class": "text", text: c.text})),
-        el("td", {text: num(c.similarity, 3)}), el("td", {text: num(c.usefulness, 3)}), el("td", {text: c.tokens}), el("td", {text: c.status})));
+  function showRecalls(all) {
+    var recalls = document.getElementById("recall-list");
+    recalls.textContent = "";
+    all.forEach(function (r) {
+      var chosen = r.candidates.filter(function (c) { return c.chosen; }).length;
+      var table = el("table", null, el("tr", null, el("th", {text: "decision"}), el("th", {text: "why"}), el("th", {text: "candidate"}),
+        el("th", {text: "similarity"}), el("th", {text: "usefulness"}), el("th", {text: "tokens"}), el("th", {text: "status"})));
+      r.candidates.forEach(function (c) {
+        table.appendChild(el("tr", {"class": "candidate"}, el("td", null, badge(c.chosen ? "chosen" : "dropped")), el("td", {text: c.reason}),
+          el("td", null, c.kind === "memory" ? memLink(c.id) : el("code", {text: (c.kind === "message" ? "o:" : "") + c.id}), " ",
+            el("span", {"class": "text", text: c.text})),
+          el("td", {text: num(c.similarity, 3)}), el("td", {text: num(c.usefulness, 3)}), el("td", {text: c.tokens}), el("td", {text: c.status})));
+      });
+      recalls.appendChild(el("details", {"class": "recall"},
+        el("summary", null, day(r.created_at) + " " + String(r.created_at).slice(11, 16) + " \u00b7 \u201c" + r.query + "\u201d \u00b7 " +
+          chosen + " of " + r.candidates.length + " candidates chosen \u00b7 budget " + r.budget + " tokens" +
+          (r.as_of ? " \u00b7 as of " + day(r.as_of) : "") + (r.task ? " \u00b7 task " + r.task : "") +
+          " \u00b7 outcome " + (r.outcome || "none")),
+        table));
     });
-    recalls.appendChild(el("details", {"class": "recall"},
-      el("summary", null, day(r.created_at) + " " + String(r.created_at).slice(11, 16) + " \u00b7 \u201c" + r.query + "\u201d \u00b7 " +
-        chosen + " of " + r.candidates.length + " candidates chosen \u00b7 budget " + r.budget + " tokens" +
-        (r.as_of ? " \u00b7 as of " + day(r.as_of) : "") + (r.task ? " \u00b7 task " + r.task : "") +
-        " \u00b7 outcome " + (r.outcome || "none")),
-      table));
-  });
-  if (!data.recalls.length) recalls.appendChild(el("p", {"class": "hint", text: "No recalls yet."}));
+    if (!all.length) recalls.appendChild(el("p", {"class": "hint", text: "No recalls yet."}));
+  }
 
   // links inside the page select memories
   document.addEventListener("click", function (e) {
     var a = e.target.closest ? e.target.closest("a[data-memory]") : null;
-    if (a) { e.preventDefault(); location.hash = "#m-" + a.getAttribute("data-memory"); select(a.getAttribute("data-memory")); }
+    if (a) { e.preventDefault(); open(a.getAttribute("data-memory")); }
   });
-  function fromHash() { var h = decodeURIComponent(location.hash || ""); if (h.indexOf("#m-") === 0) select(h.slice(3)); }
+  function fromHash() {
+    var h;
+    try { h = decodeURIComponent(location.hash || ""); } catch (err) { h = ""; }  // a broken %-escape: nothing selected
+    if (h.indexOf("#m-") === 0 && h.length > 3) select(h.slice(3));
+    else clearSelection();
+  }
   window.addEventListener("hashchange", fromHash);
+  source.summary(showSummary);
+  loadList(true);
   fromHash();
 })();

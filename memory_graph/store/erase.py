@@ -7,13 +7,16 @@
    or memory's text, a distinctive value of an erased memory, or cites an erased memory as ``m:ID``; an
    assistant answer that listed the memory is such an observation), and what was formed from it, repeated until
    nothing new is found (at most ``MAX_ROUNDS`` rounds);
-3. their provenance, links, events, statistics, and the recall records whose query quoted them (with their
-   feedback); erased ids are scrubbed from the candidate lists of the other recall records, and a remaining
+3. their provenance, links, events, statistics, the ``BaseStore`` items whose text became an erased observation
+   or whose value quotes erased text, and the recall records whose query quoted them (with their feedback); erased ids are scrubbed from the candidate lists of the other recall records, and a remaining
    link or event whose reason quotes erased text loses that text.
 4. a memory that only erased memories had superseded or retracted becomes current again (``_restore_heads``:
    what replaced it no longer exists, so nothing newer is known; erasing "I moved to Porto" makes "I live in
    Lisbon" current again), unless a newer version survives above the erased one: then the old one stays
    superseded, now by that version (``chain_bridges``: erasing Porto in Lisbon -> Porto -> Berlin).
+
+What is erased is remembered as salted digests of its ids and refs (``memory_graph.store.tombstones``, never the
+text), so an import of an older export skips it.
 
 Then the vectors: the index records are queued in ``index_deletes`` inside the same transaction (so a crash
 before they are dropped is finished by the next open) and dropped, Chroma's own log is purged of their vectors
@@ -30,8 +33,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from memory_graph.store import tombstones
+from memory_graph.store.items import path_ref, value_strings
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.tx import Tx, now_iso
 
@@ -114,6 +119,7 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
                              f"({marks})", (ns, *chunk)).fetchall():
             replaced_by[r["dst_id"]] = r["src_id"]
     bridges = chain_bridges(ended_by, replaced_by, mset)
+    _remember_erased(cur, ns, mem_ids, obs_ids)
     for start in range(0, max(len(mem_ids), 1), 400):
         chunk = mem_ids[start : start + 400]
         if not chunk:
@@ -126,6 +132,7 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         cur.unindex_terms(ns, cur.execute(f"SELECT id, text, source FROM memories WHERE namespace=? AND id IN ({marks})",
                                           (ns, *chunk)).fetchall())
         cur.execute(f"DELETE FROM memories WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
+    erased_items = _erase_items(cur, ns, oset, quotes)
     for start in range(0, len(obs_ids), 400):
         chunk = obs_ids[start : start + 400]
         marks = ",".join("?" * len(chunk))
@@ -143,6 +150,8 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
     erased_recalls = 0
     for rec in cur.execute("SELECT id, query, candidates, chosen FROM recalls WHERE namespace=?", (ns,)).fetchall():
         if quotes(rec["query"]):
+            tombstones.remember(cur, [tombstones.id_key(rec["id"])] + [tombstones.id_key(f["id"]) for f in cur.execute(
+                "SELECT id FROM feedback WHERE namespace=? AND recall_id=?", (ns, rec["id"])).fetchall()])
             cur.execute("DELETE FROM feedback WHERE namespace=? AND recall_id=?", (ns, rec["id"]))
             cur.execute("DELETE FROM recalls WHERE namespace=? AND id=?", (ns, rec["id"]))
             erased_recalls += 1
@@ -153,10 +162,57 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
     for row in cur.execute("SELECT id, reason FROM links WHERE namespace=?", (ns,)).fetchall():
         if quotes(row["reason"]):
             cur.execute("UPDATE links SET reason='(erased)' WHERE id=?", (row["id"],))
-    for row in cur.execute("SELECT id, detail FROM events WHERE namespace=?", (ns,)).fetchall():
+    for row in cur.execute("SELECT id, memory_id, type, detail, created_at FROM events WHERE namespace=?", (ns,)).fetchall():
         if quotes(row["detail"]):
+            tombstones.remember(cur, [tombstones.event_key(ns, row["memory_id"], row["type"], row["detail"],
+                                                           row["created_at"])])
             cur.execute("UPDATE events SET detail='{}' WHERE id=?", (row["id"],))
-    return {"recalls": erased_recalls, "restored": len(restored)}
+    return {"recalls": erased_recalls, "restored": len(restored), "items": erased_items}
+
+
+def _remember_erased(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str]) -> None:
+    """Record what this erase removes (``tombstones``: salted digests, never the text) before it is deleted: the
+    memory and observation ids, each observation's ref at its time, and the ids of the links that join an erased
+    memory. An import then skips them (issue 21)."""
+    keys = [tombstones.id_key(m) for m in mem_ids]
+    for start in range(0, len(obs_ids), 400):
+        chunk = obs_ids[start : start + 400]
+        for row in cur.execute(f"SELECT id, ref, time FROM observations WHERE namespace=? AND id IN "
+                               f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchall():
+            keys += tombstones.observation_keys(ns, row)
+    for start in range(0, len(mem_ids), 400):
+        chunk = mem_ids[start : start + 400]
+        marks = ",".join("?" * len(chunk))
+        keys += [tombstones.id_key(r["id"]) for r in cur.execute(
+            f"SELECT id FROM links WHERE namespace=? AND (src_id IN ({marks}) OR dst_id IN ({marks}))",
+            (ns, *chunk, *chunk)).fetchall()]
+    tombstones.remember(cur, keys)
+
+
+def _erase_items(cur: Tx, ns: str, obs_ids: set[str], quotes: Callable[[str], bool]) -> int:
+    """Delete the ``BaseStore`` items of ``ns`` whose text became an erased observation (by its ref or its recorded
+    observation id) or whose value quotes erased text anywhere (any string of it, keys included): the item keeps
+    its value as given, a copy of what is erased (issue 21). Runs before the observations are deleted (it reads
+    their refs). Returns how many items were deleted."""
+    refs: set[str] = set()
+    ordered = sorted(obs_ids)
+    for start in range(0, len(ordered), 400):
+        chunk = ordered[start : start + 400]
+        refs |= {r["ref"] for r in cur.execute(f"SELECT ref FROM observations WHERE namespace=? AND id IN "
+                                               f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchall() if r["ref"]}
+    doomed = []
+    for row in cur.execute("SELECT path, key, value, observation_id, created_at FROM items WHERE namespace=?",
+                           (ns,)).fetchall():
+        try:
+            strings = list(value_strings(json.loads(row["value"])))
+        except ValueError:
+            strings = [row["value"]]
+        if row["observation_id"] in obs_ids or path_ref(row["path"], row["key"]) in refs \
+                or any(quotes(text) for text in [row["key"], *strings]):
+            doomed.append((row["path"], row["key"]))
+            tombstones.remember(cur, [tombstones.item_key(ns, path_ref(row["path"], row["key"]), row["created_at"])])
+    cur.executemany("DELETE FROM items WHERE path=? AND key=?", doomed)
+    return len(doomed)
 
 
 def chain_bridges(ended_by: dict[str, list[str]], replaced_by: dict[str, str], erased: set[str]) -> dict[str, str]:

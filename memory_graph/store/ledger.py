@@ -114,11 +114,28 @@ MIGRATIONS: tuple[str, ...] = (
     # 8 (2026-12-01): the live memories of one scope by one index range (Ledger.memory_ids_matching): a linking
     # search in a scope with few memories scores them itself instead of a filtered Chroma search (119 ms at 100k)
     "CREATE INDEX IF NOT EXISTS mem_ns_scope ON memories(namespace, scope, status)",
+    # 9 (2026-12-02): which part of its message an observation is (1, 2, ...; issue 21). A chunk's identity was
+    # read out of its ref (``ref#N``), so a caller's ref or an item key holding ``#`` was taken for a chunk of
+    # another message; every chunk now keeps the caller's ref unchanged, and the old refs are read once
+    # (``Tx.split_legacy_chunk_refs``)
+    "ALTER TABLE observations ADD COLUMN chunk INTEGER NOT NULL DEFAULT 1",
+    # 10 (2026-12-02): a namespace's items by one index range (a hard delete reads them); and item paths written by
+    # an import in JSON's default spacing are rewritten in the one form the store reads (``Tx.normalise_item_paths``)
+    "CREATE INDEX IF NOT EXISTS items_ns ON items(namespace)",
+    # 11 (2026-12-02): what hard deletes erased, as salted hashes of ids and refs (never the text), so an import of
+    # an older export does not bring it back (``memory_graph.store.tombstones``)
+    "CREATE TABLE IF NOT EXISTS erased (digest TEXT PRIMARY KEY) WITHOUT ROWID",
 )
 """Schema changes after the base ``SCHEMA``, in order; ``PRAGMA user_version`` counts those applied. Opening a
 store applies the missing ones in one transaction; a store whose version is newer than this code is refused."""
 SCHEMA_VERSION = len(MIGRATIONS)
 LEXICAL_FROM = 5
+ITEM_PATHS_FROM = 10
+"""The schema version from which every item path is in ``store.items.namespace_path``'s form (``Tx.normalise_item_paths``
+runs in the migration's transaction)."""
+CHUNKS_FROM = 9
+"""The schema version from which chunks are a column: a store migrated past it has its ``ref#N`` chunk refs
+rewritten in the migration's transaction (``Tx.split_legacy_chunk_refs``)."""
 """The schema version from which the lexical index exists: a store migrated past it has its memories indexed in
 the migration's transaction (``Tx.index_all_terms``)."""
 
@@ -174,6 +191,10 @@ class Ledger:
                     tx.execute(sql)
                 if version < LEXICAL_FROM <= SCHEMA_VERSION:
                     tx.index_all_terms()
+                if version < CHUNKS_FROM <= SCHEMA_VERSION:
+                    tx.split_legacy_chunk_refs()
+                if version < ITEM_PATHS_FROM <= SCHEMA_VERSION:
+                    tx.normalise_item_paths()
                 # new tables and indexes have no planner statistics while the old ones keep theirs: SQLite then
                 # misjudged id lookups (a new index on the namespace chosen over the primary key, 100 ms per read
                 # at 100k memories); forgetting when it last ran makes the open's analyze_if_stale run ANALYZE
@@ -536,10 +557,10 @@ class Ledger:
         return rows[0] if rows else None
 
     def observations_of_ref(self, namespace: str, ref: str) -> list[Row]:
-        """Observations stored from the message ``ref``, its chunks (``ref#2``, ...) included, oldest first."""
-        head = ref + "#"
-        return self.query("SELECT * FROM observations WHERE namespace=? AND (ref = ? OR substr(ref, 1, ?) = ?) "
-                          "ORDER BY time, rowid", (namespace, ref, len(head), head))
+        """Observations stored from the message ``ref`` (exactly that ref: every chunk of a long message keeps it,
+        their ``chunk`` column tells them apart), oldest first, a message's chunks in order."""
+        return self.query("SELECT * FROM observations WHERE namespace=? AND ref = ? ORDER BY time, rowid",
+                          (namespace, ref))
 
     def item_paths(self) -> list[str]:
         """Every distinct namespace path (JSON array) of the BaseStore items."""

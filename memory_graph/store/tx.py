@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memory_graph.records import LIVE_STATUSES, MemoryRecord
+from memory_graph.store.items import namespace_path, path_ref
 from memory_graph.store.lexical import indexed_terms, postings_rows
 from memory_graph.store.sql import Row
 
@@ -38,8 +40,8 @@ ID_TOKENS = 7
 
 
 PORTABLE: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "observation": ("observations", ("id", "text", "speaker", "source", "time", "session_id", "ref", "created_at",
-                                     "processed", "withheld"), "rowid"),
+    "observation": ("observations", ("id", "text", "speaker", "source", "time", "session_id", "ref", "chunk",
+                                     "created_at", "processed", "withheld"), "rowid"),
     "memory": ("memories", ("id", "text", "kind", "subject", "attribute", "value", "scope", "source", "valid_from",
                             "valid_to", "status", "retention", "confidence", "polarity", "multi", "frame", "tokens",
                             "created_at", "updated_at"), "rowid"),
@@ -79,6 +81,39 @@ def _syllables(number: int) -> str:
         number, digit = divmod(number, _SYLLABLES)
         out.append(_CONSONANTS[digit // len(_VOWELS)] + _VOWELS[digit % len(_VOWELS)])
     return "".join(out)
+
+
+_LEGACY_CHUNK = re.compile(r"(.*)#([0-9]{1,6})", re.S)
+
+
+def legacy_chunks(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, int]]:
+    """How observations written before chunks were a column (schema < 9, export format 1) split: ``{id: (ref,
+    chunk)}`` for each row whose ref ``X#N`` (N >= 2) was chunk N of message ``X``. Pure.
+
+    Before, chunk N of a long message was stored with the ref ``X#N``, in the same write as its chunks 1 to N-1,
+    with the same namespace, time, speaker, source and session. A row is read as a chunk only when chunk N-1 of
+    ``X`` (ref ``X`` itself for N = 2) precedes it with all of those equal; any other ``#`` in a ref is the
+    caller's own and stays.
+
+    Args:
+        rows: observations in insertion order, each with ``id, ref, time, speaker, source, session_id`` and
+            optionally ``namespace`` (one namespace when absent).
+    """
+    last: dict[tuple[Any, ...], int] = {}  # (namespace, ref, time, speaker, source, session) -> last chunk seen
+    out: dict[str, tuple[str, int]] = {}
+    for row in rows:
+        ref = row["ref"]
+        if ref is None:
+            continue
+        namespace = row["namespace"] if "namespace" in row.keys() else None  # noqa: SIM118 (sqlite3.Row: keys)
+        same = (namespace, row["time"], row["speaker"], row["source"], row["session_id"])
+        match = _LEGACY_CHUNK.fullmatch(ref)
+        if match and int(match[2]) >= 2 and last.get((match[1], *same)) == int(match[2]) - 1:
+            out[row["id"]] = (match[1], int(match[2]))
+            last[(match[1], *same)] = int(match[2])
+        else:
+            last[(ref, *same)] = 1
+    return out
 
 
 def _marks(n: int) -> str:
@@ -121,13 +156,14 @@ class Tx:
     # ---- observations -----------------------------------------------------------------------------------
 
     def add_observation(self, ns: str, *, text: str, speaker: str, source: str, time: str,
-                        session_id: str | None, ref: str | None, withheld: bool) -> str:
-        """Store one message as an observation; returns its new id."""
+                        session_id: str | None, ref: str | None, withheld: bool, chunk: int = 1) -> str:
+        """Store one message, or chunk ``chunk`` (1, 2, ...) of a long one, as an observation; returns its new id.
+        Every chunk keeps the caller's ``ref`` as given: a chunk is never named by editing the ref."""
         oid = self.short_id("observations")
         self._cur.execute(
-            "INSERT INTO observations(id, namespace, text, speaker, source, time, session_id, ref, created_at, "
-            "withheld) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (oid, ns, text, speaker, source, time, session_id, ref, now_iso(), int(withheld)),
+            "INSERT INTO observations(id, namespace, text, speaker, source, time, session_id, ref, chunk, created_at, "
+            "withheld) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (oid, ns, text, speaker, source, time, session_id, ref, int(chunk), now_iso(), int(withheld)),
         )
         return oid
 
@@ -369,6 +405,14 @@ class Tx:
         )
 
     def delete_item(self, path: str, key: str) -> None:
+        """Delete the item ``key`` at namespace path ``path`` (a hard delete: remembered in ``tombstones``, so an
+        import of an older export does not bring it back)."""
+        from memory_graph.store import tombstones
+
+        row = self._cur.execute("SELECT namespace, created_at FROM items WHERE path=? AND key=?", (path, key)).fetchone()
+        if row is None:
+            return
+        tombstones.remember(self._cur, [tombstones.item_key(row["namespace"], path_ref(path, key), row["created_at"])])
         self._cur.execute("DELETE FROM items WHERE path=? AND key=?", (path, key))
 
     # ---- import (memory_graph.transfer) ----------------------------------------------------------------------
@@ -398,13 +442,17 @@ class Tx:
         if kind not in PORTABLE:
             raise ValueError(f"unknown record kind {kind!r}")
         table, columns, _ = PORTABLE[kind]
-        if kind == "event":  # no id of its own: an event is there when one of the same memory, type, detail and time is
+        if kind == "event":  # no id of its own: the n-th of several alike events (same memory, type, detail and
+            # second: two hard deletes in one second) is there when n of them are; counting, not "any", keeps both
             added = []
+            seen: Counter[tuple[Any, ...]] = Counter()
             for row in rows:
                 values = tuple(row[c] for c in columns)
-                if self._cur.execute("SELECT 1 FROM events WHERE namespace=? AND COALESCE(memory_id, '')=? AND type=? "
-                                     "AND detail=? AND created_at=? LIMIT 1",
-                                     (ns, values[0] or "", *values[1:])).fetchone() is None:
+                seen[values] += 1
+                held = self._cur.execute("SELECT COUNT(*) AS n FROM events WHERE namespace=? AND COALESCE(memory_id, '')=? "
+                                         "AND type=? AND detail=? AND created_at=?",
+                                         (ns, values[0] or "", *values[1:])).fetchone()["n"]
+                if int(held) < seen[values]:
                     self._cur.execute("INSERT INTO events(namespace, memory_id, type, detail, created_at) VALUES (?,?,?,?,?)",
                                       (ns, *values))
                     added.append(row)
@@ -415,6 +463,45 @@ class Tx:
         if kind == "memory":
             self.index_terms(ns, added)
         return added
+
+    def split_legacy_chunk_refs(self) -> int:
+        """Rewrite the ``ref#N`` refs of chunks stored before schema 9 as ``(ref, chunk N)`` (``legacy_chunks``),
+        in observations and in the provenance of what was formed from them; returns how many were rewritten."""
+        rows = self._cur.execute("SELECT id, namespace, ref, time, speaker, source, session_id FROM observations "
+                                 "WHERE ref IS NOT NULL ORDER BY namespace, rowid").fetchall()
+        found = legacy_chunks(rows)
+        for oid, (ref, chunk) in found.items():
+            self._cur.execute("UPDATE observations SET ref=?, chunk=? WHERE id=?", (ref, chunk, oid))
+            self._cur.execute("UPDATE provenance SET ref=? WHERE observation_id=?", (ref, oid))
+        return len(found)
+
+    def normalise_item_paths(self) -> int:
+        """Rewrite item paths not in ``namespace_path``'s form (an import before schema 10 wrote JSON's default
+        spacing, which no read found). Where both forms hold the same key, the newer item (``updated_at``) stays.
+        Returns how many paths were rewritten."""
+        rows = self._cur.execute("SELECT path, key, updated_at FROM items ORDER BY updated_at, rowid").fetchall()
+        changed = 0
+        for row in rows:
+            try:
+                parts = json.loads(row["path"])
+            except ValueError:
+                continue
+            if not isinstance(parts, list) or (path := namespace_path(parts)) == row["path"]:
+                continue
+            held = self._cur.execute("SELECT updated_at FROM items WHERE path=? AND key=?", (path, row["key"])).fetchone()
+            if held is not None and held["updated_at"] > row["updated_at"]:
+                self._cur.execute("DELETE FROM items WHERE path=? AND key=?", (row["path"], row["key"]))
+                continue
+            self._cur.execute("DELETE FROM items WHERE path=? AND key=?", (path, row["key"]))
+            self._cur.execute("UPDATE items SET path=? WHERE path=? AND key=?", (path, row["path"], row["key"]))
+            changed += 1
+        return changed
+
+    def erased_among(self, keys: Sequence[tuple[str, ...]]) -> set[tuple[str, ...]]:
+        """The ``keys`` (``memory_graph.store.tombstones``) that a hard delete of this store erased."""
+        from memory_graph.store import tombstones
+
+        return tombstones.erased_among(self._cur, keys)
 
     # ---- hard delete jobs -----------------------------------------------------------------------------------
 
