@@ -2,7 +2,7 @@
 
 For every statement of an ODR scenario, each live statement before it (the latest version of every other
 chain, and the true predecessor) is a candidate pair. The scores are MiniLM cosines of the whole texts
-(``text``), of the topic frames (``frame``, ``linking.topic_frame``) and of the texts with their values
+(``text``), of the topic frames (``frame``, ``topic_frame`` below: the removed topic-frame linker's) and of the texts with their values
 masked (``masked``). For each wording of the new statement the study prints how often the true predecessor
 is the best-scoring candidate, and, for thresholds on the best score, how many updates would be linked
 correctly and how many first mentions ("decide": nothing to replace) would be linked wrongly.
@@ -18,11 +18,40 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from wordfreq import zipf_frequency
 
 from evals.common import TRAIN_SEEDS
 from evals.supersession import generate
 from memory_graph.embeddings import Embedder, get_embedder
-from memory_graph.linking import _values, topic_frame
+
+# The topic frame and value tokens of the topic-frame linker this study measured (issue 20 replaced that linker by
+# the update model and removed it from memory_graph/linking.py; the study keeps its own copy of what it measures).
+COMMON_WORD_ZIPF = 3.8
+
+
+def topic_frame(text: str) -> str:
+    """The topic words of a statement: names, products, numbers (the values) and stop words removed
+    (scikit-learn's English stop-word list), e.g. "We use Postgres for the billing database" -> "use billing database"."""
+    masked = re.sub(r"\b[A-Z][\w.+#-]*|(?<![\w'-])[\w-]*\d[\w.-]*", " ", text)
+    words = [w for w in re.findall(r"[a-z][a-z'-]+", masked.lower()) if w not in ENGLISH_STOP_WORDS]
+    return " ".join(words)
+
+
+def _values(text: str) -> set[str]:
+    """The value tokens of a statement: names, products, versions (capitalised or with digits/inner capitals).
+    A sentence-initial capitalised word counts only when it is not a common English word (wordfreq Zipf
+    frequency below COMMON_WORD_ZIPF), so "Sorry", "Wow" or "Billing" are not values but "Kafka" is."""
+    values: set[str] = set()
+    for m in re.finditer(r"(?<![\w'-])(?:[A-Z][\w.+#-]*|[\w-]*\d[\w.-]*)", text):
+        token = m.group(0).rstrip(".")
+        initial = m.start() == len(text) - len(text.lstrip()) or text[: m.start()].rstrip().endswith((".", ":", "!", "?"))
+        plain = token[1:].islower() and token.isalpha()
+        if initial and plain and zipf_frequency(token.lower(), "en") >= COMMON_WORD_ZIPF:
+            continue
+        values.add(token.lower())
+    return values
+
 
 SCORES = ("text", "frame", "masked")
 KINDS = ("decide", "restate", "change", "plain", "paraphrase")

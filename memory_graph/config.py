@@ -110,9 +110,9 @@ class Context:
         trust: ``namespace`` (anyone in the namespace may update a fact) or ``source``
             (a source updates only its own claims; conflicting sources contest).
         linking: link new memories to what they supersede (off only for ablations).
-        linker: what decides free-text updates offline: ``model`` (the update model trained here,
-            ``memory_graph.relations``, read beside the structured-slot rules; the default) or ``rules`` (the
-            hand-written topic-frame rules alone, kept for the ablation). Any other value: ``InvalidInputError``.
+        linker: ``model`` (the default: the update model trained here, ``memory_graph.relations``, decides what a
+            new statement outdates where the rules link nothing) or ``rules`` (the rules alone: structured slots,
+            retraction wording, forget requests; an ablation). Any other value: ``InvalidInputError``.
         llm_linker: when a ``model`` is configured, ask it which live memories a new one replaces where the
             rules find none (``memory_graph.llm_linker``; the rules still decide). One model call per record.
         learning: learn usefulness from outcomes (off only for ablations).

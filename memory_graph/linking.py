@@ -7,8 +7,9 @@ Rules (measured on the supersession suite of evals/):
   older (old: ``valid_to`` = new ``valid_from``, status ``superseded``, link with the reason). Records that
   arrive out of time order are linked the other way round.
 - same subject + attribute + scope + value -> duplicate: provenance merged (corroboration), nothing dropped.
-- free-text statements: the nearest decision-like statement of the same topic frame (``_frame_matches``),
-  or the one whose value an update names ("migrated from X to Y").
+- free-text statements: the update model (``memory_graph.relations``, trained in ``training/``) reads the new
+  message beside the nearest live memories of its party and scope (``model_verdict``) and decides what it
+  replaces, corrects, ends or asks to forget (``memory_graph.update_decision``), where the rules below link nothing.
 - multi-valued attributes (pets, likes, languages, hobbies, or "also"/"too") never supersede each other.
 - with a chat model, the LLM linker's proposals (``memory_graph.llm_linker``) are used where these rules
   find no predecessor, under the same scope, subject and cardinality rules.
@@ -34,7 +35,6 @@ from functools import lru_cache
 from typing import Any, Literal
 
 import snowballstemmer
-from wordfreq import zipf_frequency
 
 from memory_graph.config import Context
 from memory_graph.extract.rules import (
@@ -107,10 +107,6 @@ def learned_cardinality(store: Store, namespace: str, attribute: str) -> Cardina
 RETRACT_SIMILARITY = 0.55
 RETRACT_NEIGHBOURS = 50
 """Candidates a retraction looks at by meaning: more than the memories it could end."""
-# Topic-frame thresholds for free-text statements, chosen on the supersession suite's TRAIN seeds (0-99):
-FRAME_SIMILARITY = 0.55          # same topic without update wording
-FRAME_SIMILARITY_CUED = 0.42     # same topic with update wording ("switched", "now", "moved to")
-NAMED_SIMILARITY = 0.2           # update wording that names the replaced statement's value(s) ("from X to Y")
 
 
 def compatible_subjects(record: MemoryRecord) -> list[str]:
@@ -121,74 +117,6 @@ def compatible_subjects(record: MemoryRecord) -> list[str]:
     if record.subject in (WE, own):
         return sorted({WE, own})
     return [record.subject]
-
-
-def topic_frame(text: str) -> str:
-    """The topic words of a statement: names, products, numbers (the values) and stop words removed
-    (scikit-learn's English stop-word list), e.g. "We use Postgres for the billing database" -> "use billing database"."""
-    masked = re.sub(r"\b[A-Z][\w.+#-]*|(?<![\w'-])[\w-]*\d[\w.-]*", " ", text)
-    words = [w for w in re.findall(r"[a-z][a-z'-]+", masked.lower()) if w not in _english_stop_words()]
-    return " ".join(words)
-
-
-MAX_DECISION_WORDS = 16
-PERSONAL = re.compile(r"\b(?:I|I'm|I've|me|my|you|your|you're)\b", re.IGNORECASE)
-
-
-def _decision_like(subject: str, source: str, text: str) -> bool:
-    """Whether a free-text statement may take part in topic-frame linking: a short, declarative statement
-    of the group, about a thing or about a third party ("We use Kafka for events", "Billing runs on
-    Postgres", "Ines supports Celtic"). A speaker's chat about themselves ("Jon is starting a dance
-    studio"), exclamations and long narration never do: their facts are too varied for "same topic,
-    different value" to mean "replaced"."""
-    stripped = text.strip()
-    return (
-        subject != speaker_subject(source)
-        and len(stripped.split()) <= MAX_DECISION_WORDS
-        and not stripped.endswith(("!", "?"))
-        and not PERSONAL.search(stripped)
-    )
-
-
-COMMON_WORD_ZIPF = 3.8
-
-
-_HEAD_END = re.compile(r"\s(?:is|are|was|were)\s|:", re.IGNORECASE)
-_NUMBERED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b")
-
-
-def numbered_keys(text: str) -> set[str]:
-    """The numbered things a statement is about, read from its head (the words before its first ``is``/``are``/
-    ``was``/``were`` or colon; a statement with neither has no head): a common noun and a number ("box 17", "Note 3", "room 4"), lower-cased. Two
-    statements whose heads name different numbered things are about different things, however alike their
-    frames ("the locker code for box 17 is K34623" does not replace box 18's: the fresh-install helper's 1,100
-    locker notes were 1,054 wrongly superseded). A capitalised name with a number ("PostgreSQL 16") is a value,
-    not a key: only common English words (Zipf >= COMMON_WORD_ZIPF) count as nouns. Pure."""
-    parts = _HEAD_END.split(text, maxsplit=1)
-    if len(parts) < 2:  # no copula: "We moved the standup to room 4" names its value, not its key
-        return set()
-    return {f"{w.lower()} {n}" for w, n in _NUMBERED.findall(parts[0]) if zipf_frequency(w.lower(), "en") >= COMMON_WORD_ZIPF}
-
-
-def _values(text: str) -> set[str]:
-    """The value tokens of a statement: names, products, versions (capitalised or with digits/inner capitals).
-    A sentence-initial capitalised word counts only when it is not a common English word (wordfreq Zipf
-    frequency below COMMON_WORD_ZIPF), so "Sorry", "Wow" or "Billing" are not values but "Kafka" is."""
-    values: set[str] = set()
-    for m in re.finditer(r"(?<![\w'-])(?:[A-Z][\w.+#-]*|[\w-]*\d[\w.-]*)", text):
-        token = m.group(0).rstrip(".")
-        initial = m.start() == len(text) - len(text.lstrip()) or text[: m.start()].rstrip().endswith((".", ":", "!", "?"))
-        plain = token[1:].islower() and token.isalpha()
-        if initial and plain and zipf_frequency(token.lower(), "en") >= COMMON_WORD_ZIPF:
-            continue
-        values.add(token.lower())
-    return values
-
-
-def _own_values(row: Any) -> set[str]:
-    """The values a statement names besides its subject's name ("Lena switched to oat latte" names none).
-    In ``_frame_matches`` the first word of the update is excluded too: it says who changed, not what."""
-    return _values(row["text"]) - set(re.findall(r"[a-z0-9]+", row["subject"].lower()))
 
 
 def same_party(subject: str, source: str, other_subject: str, other_source: str) -> bool:
@@ -260,40 +188,6 @@ def live_neighbours(store: Store, ns: str, record: MemoryRecord, pending: Sequen
     nearest = nearest_live(store, ns, store.embed([record.text])[0], k, record.scope, pending)
     return [r for r, _ in nearest if r["kind"] != "event" and not r["multi"] and r["polarity"] > 0
             and r["valid_from"] <= record.valid_from and may_link(record, r)]
-
-
-def _frame_matches(store: Store, ns: str, record: MemoryRecord, pending: Sequence[str] = ()) -> list[Any]:
-    """The live free-text memory a free-text statement updates (with its word-for-word restatements), or none.
-
-    Candidates: ``live_neighbours`` that are decision-like and name different values (names, products,
-    numbers). The best by topic-frame similarity is chosen when it clears FRAME_SIMILARITY
-    (FRAME_SIMILARITY_CUED with update wording). When a statement with update wording also names all the
-    values of some candidates ("migrated from Ping Identity to OneLogin"), only those are considered and
-    NAMED_SIMILARITY suffices. Statements that name no value (chit-chat) update nothing.
-    """
-    new_values = _values(record.text)
-    frame = topic_frame(record.text)
-    if not new_values or not frame or not _decision_like(record.subject, record.source, record.text):
-        return []
-    keys = numbered_keys(record.text)
-    cands = [r for r in live_neighbours(store, ns, record, pending)
-             if _decision_like(r["subject"], r["source"], r["text"]) and _values(r["text"]) not in (set(), new_values)
-             and not (keys and (other := numbered_keys(r["text"])) and not keys & other)]
-    if not cands:
-        return []
-    lead = set(re.findall(r"[a-z0-9]+", record.text.lower())[:1])  # "Sofia now supports X": Sofia is who, not what
-    named = [r for r in cands if (own := _own_values(r) - lead) and own < new_values] if record.update_cue else []
-    if named:  # "migrated from X to Y", "we replaced X with Y": the replaced value is named
-        cands = named
-    frames = [topic_frame(r["text"]) for r in cands]
-    vectors = store.embed([frame] + frames)
-    sims = [round(float(x), SIM_DECIMALS) for x in vectors[1:] @ vectors[0]]
-    best = sims.index(max(sims))  # a tie goes to the candidate nearer by text (``live_neighbours`` order)
-    threshold = NAMED_SIMILARITY if named else FRAME_SIMILARITY_CUED if record.update_cue else FRAME_SIMILARITY
-    if sims[best] < threshold or not frames[best]:
-        return []
-    said = normalise_value(cands[best]["text"])  # a statement restated word for word is one claim: end every copy
-    return [{**dict(r), "topic_similarity": sims[best]} for r in cands if r is cands[best] or normalise_value(r["text"]) == said]
 
 
 STOPWORDS = {"the", "and", "any", "more", "anymore", "longer", "about", "with", "that", "this", "have", "from", "user"}
@@ -541,16 +435,15 @@ def _proposed(tx: Tx, store: Store, ns: str, proposal: tuple[list[str], str] | N
 
 def link_targets(
     tx: Tx, store: Store, ns: str, record: MemoryRecord, card: Cardinality, pending: Sequence[str] = (),
-    proposal: tuple[list[str], str] | None = None, frames: bool = True,
+    proposal: tuple[list[str], str] | None = None,
 ) -> tuple[list[Any], list[Any]]:
     """What ``record`` may link to, as ``(predecessors, ended)``: the one place where rows reach the writers
     of ``_link_one``, so the invariant is enforced here and only here: every row returned satisfies
     ``may_link(record, row)`` (same party, same scope), whichever path found it.
 
     - ``predecessors``: the live memories the record duplicates, supersedes or contests: same key (subject,
-      attribute, scope), else the topic frame (``_frame_matches``), else the LLM linker's proposal
-      (``_proposed``); the first path that finds a row the record may link to wins. ``frames=False`` (the update
-      model decides free text instead) leaves out the topic-frame path.
+      attribute, scope), else the LLM linker's proposal (``_proposed``); the first path that finds a row the record
+      may link to wins. Free text is the update model's (``model_verdict``), applied after these.
     - ``ended``: what a retraction ("no longer ...") or a "forget my X" request ends.
     """
     def gate(rows: Sequence[Any]) -> list[Any]:
@@ -565,8 +458,6 @@ def link_targets(
     if not free_text:
         paths.append(lambda: tx.live_in_slot(ns, subjects, record.attribute, record.scope))
     if asserted:
-        if frames:
-            paths.append(lambda: _frame_matches(store, ns, record, pending))
         paths.append(lambda: _proposed(tx, store, ns, proposal, record))
     predecessors: list[Any] = []
     for path in paths:
@@ -616,7 +507,7 @@ def _link_one(
             tx.end_memory(ns, old["id"], FORGET_REQUEST, old["valid_from"], "retracted", "retracts",
                           f"{verdict.reason(old['id'])}: forget request ({record.ref or record.observation_id})")
         return {"action": "forget", "id": None, "targets": [r["id"] for r in live], "reason": "forget request (update model)"}
-    action = _link_rules(tx, store, ctx, ns, record, pending, proposal, voted, frames=verdict is None)
+    action = _link_rules(tx, store, ctx, ns, record, pending, proposal, voted)
     if verdict is not None and action["id"] and action["action"] == "new" and action["reason"] != "out of order":
         _apply_verdict(tx, ns, record, action, verdict)  # only where the rules linked nothing: where they fire, they are exact
     return action
@@ -647,7 +538,7 @@ def _apply_verdict(tx: Tx, ns: str, record: MemoryRecord, action: dict[str, Any]
 
 def _link_rules(
     tx: Tx, store: Store, ctx: Context, ns: str, record: MemoryRecord, pending: Sequence[str] = (),
-    proposal: tuple[list[str], str] | None = None, voted: set[tuple[str, str]] | None = None, frames: bool = True,
+    proposal: tuple[list[str], str] | None = None, voted: set[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     voted = set() if voted is None else voted
     if record.forget:
@@ -666,7 +557,7 @@ def _link_rules(
 
     free_text = record.attribute == record.frame
     card: Cardinality = ("multi" if record.multi else "single") if free_text else cardinality(store, ns, record)
-    same_key, retracted = link_targets(tx, store, ns, record, card, pending, proposal, frames)
+    same_key, retracted = link_targets(tx, store, ns, record, card, pending, proposal)
     norm = normalise_value(record.value)
     for old in same_key:
         if normalise_value(old["value"]) == norm and old["polarity"] == record.polarity:
@@ -689,8 +580,6 @@ def _link_rules(
 
     if llm:
         reason = f"LLM linker: {same_key[0]['llm_reason'] or 'no reason given'}"
-    elif "topic_similarity" in same_key[0]:
-        reason = f"same frame (topic similarity {same_key[0]['topic_similarity']:.2f})" + (", update wording" if record.update_cue else "")
     else:
         reason = "same key, update wording" if record.update_cue else "same key, newer value"
     if ctx.trust == "source":

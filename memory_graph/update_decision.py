@@ -11,8 +11,8 @@ Rule: a candidate is outdated when the model's probability that the later statem
 ``replaces``/``corrects`` supersede it, ``ends`` retracts it, ``forget`` retracts it as a forget request (held at
 no time). A new statement supersedes or ends **one** candidate, the most probable of each (a new value takes one
 slot; "I no longer have a cat" ends the cat, not the dog beside it), while a forget request may cover several
-("forget everything about my ex"). A statement made only of a forget request forms no memory of its own
-(``Verdict.request_only``).
+("forget everything about my ex"); copies of the chosen candidate restated word for word go with it (one claim). A
+statement made only of a forget request forms no memory of its own (``Verdict.request_only``).
 
 Why one: on the held-out writers' conversations (``training/MODEL_CARD.md``, candidate search, 8 nearest earlier
 user turns), superseding every candidate above the threshold found 0.71 of the annotated changes at precision
@@ -22,6 +22,7 @@ user turns), superseding every candidate above the threshold found 0.71 of the a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,6 +101,14 @@ def decide(later: Mapping[str, Any], candidates: Sequence[Candidate], relate: Re
         if kind not in best or rel.outdates > best[kind][0]:  # a tie goes to the candidate offered first (the nearest)
             best[kind] = (rel.outdates, n)
     for kind, (_, n) in best.items():
-        getattr(verdict, kind).append(candidates[n].id)
-        verdict.evidence[candidates[n].id] = relations[n]
+        said = _words(candidates[n].text)
+        for m, cand in enumerate(candidates):  # a statement restated word for word is one claim: every copy goes
+            if cand.id not in verdict.evidence and (m == n or _words(cand.text) == said and not (kind == "supersedes" and cand.multi)):
+                getattr(verdict, kind).append(cand.id)
+                verdict.evidence[cand.id] = relations[n]
     return verdict
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """The words of ``text``, case-folded (punctuation and spacing ignored): what "word for word" compares."""
+    return tuple(re.findall(r"\w+", text.casefold()))

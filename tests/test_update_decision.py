@@ -78,3 +78,12 @@ def test_a_multi_valued_memory_is_joined_never_superseded_and_a_reminder_forgets
     verdict = decide(LATER, cats, relate, may_forget=False)
     assert not verdict.supersedes and not verdict.forgets and not verdict.evidence
     assert decide(LATER, cats, relate).forgets == ["m2"]
+
+
+def test_a_word_for_word_copy_of_the_chosen_candidate_goes_with_it() -> None:
+    cands = [Candidate("m1", "We use Kafka for the event bus.", "user", "2024-01-01"),
+             Candidate("m2", "we use kafka for the event bus", "user", "2024-02-01"),
+             Candidate("m3", "We use Kafka for analytics.", "user", "2024-02-01")]
+    relate = fake({"We use Kafka for the event bus.": _rel(replaces=0.9), "we use kafka for the event bus": _rel(unrelated=0.8),
+                   "We use Kafka for analytics.": _rel(unrelated=0.9)})
+    assert decide(LATER, cands, relate).supersedes == ["m1", "m2"]
