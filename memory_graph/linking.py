@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
 import snowballstemmer
+from wordfreq import zipf_frequency
 
 from memory_graph.config import Context
 from memory_graph.extract.rules import (
@@ -330,27 +332,53 @@ def _forget_targets(store: Store, namespace: str, record: MemoryRecord, pending:
     return list(targets.values())
 
 
+COMMON_WORD_ZIPF = 3.8
+
+
+_HEAD_END = re.compile(r"\s(?:is|are|was|were)\s|:", re.IGNORECASE)
+_NUMBERED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b")
+
+
+def numbered_keys(text: str) -> set[str]:
+    """The numbered things a statement is about, read from its head (the words before its first ``is``/``are``/
+    ``was``/``were`` or colon; a statement with neither has no head): a common noun and a number ("box 17", "Note 3", "room 4"), lower-cased. Two
+    statements whose heads name different numbered things are about different things, however alike their
+    frames ("the locker code for box 17 is K34623" does not replace box 18's: the fresh-install helper's 1,100
+    locker notes were 1,054 wrongly superseded by the topic-frame linker, and the update model read "the code for
+    locker 7 is now 9876" as replacing locker 5's in the breaker run: ``model_candidates`` guards it). A capitalised name with a number ("PostgreSQL 16") is a value,
+    not a key: only common English words (Zipf >= COMMON_WORD_ZIPF) count as nouns. Pure."""
+    parts = _HEAD_END.split(text, maxsplit=1)
+    if len(parts) < 2:  # no copula: "We moved the standup to room 4" names its value, not its key
+        return set()
+    return {f"{w.lower()} {n}" for w, n in _NUMBERED.findall(parts[0]) if zipf_frequency(w.lower(), "en") >= COMMON_WORD_ZIPF}
+
+
 MODEL_NEIGHBOURS = 8
 """Candidates the update model reads per new statement: the nearest live memories of its party and scope."""
 LATER_CHARS = 600
-"""A message up to this long is what the model reads as the later statement (its context: "sorry, I meant",
-the other clauses); a longer one is read through the record's own clause."""
+"""A message up to this long that formed one record is what the model reads as the later statement (its context:
+"sorry, I meant", "not Sam"); a longer one, or one of several records, is read through the record's own clause."""
 
 
 def model_candidates(store: Store, ns: str, record: MemoryRecord, pending: Sequence[str] = (),
                      exclude: frozenset[str] = frozenset()) -> list[Any]:
     """The live memories the update model reads beside ``record``: the ``MODEL_NEIGHBOURS`` nearest by meaning of
     its scope (``nearest_live``), asserted, not events, dated at or before it, that it may link to (``may_link``:
-    same party, same scope), other than ``exclude`` (memories formed from the same message)."""
+    same party, same scope), about the same numbered thing when both name one (``numbered_keys``: box 3 is not
+    box 5), other than ``exclude`` (memories formed from the same message)."""
     nearest = nearest_live(store, ns, store.embed([record.text])[0], MODEL_NEIGHBOURS, record.scope, pending)
+    keys = numbered_keys(record.text)
     return [r for r, _ in nearest if r["kind"] != "event" and r["polarity"] > 0 and r["valid_from"] <= record.valid_from
-            and r["id"] not in exclude and may_link(record, r)]
+            and r["id"] not in exclude and may_link(record, r)
+            and not (keys and (other := numbered_keys(r["text"])) and not keys & other)]
 
 
 def model_verdict(store: Store, ns: str, record: MemoryRecord, message: str, relate: Relate,
                   pending: Sequence[str] = (), exclude: frozenset[str] = frozenset()) -> Verdict:
     """What the update model decides for ``record`` (``update_decision.decide``) over ``model_candidates``;
-    ``message``: the text of the record's observation."""
+    ``message``: the text of the record's observation when it formed this record alone ("" otherwise: each clause
+    of a compound message is read on its own, or "I moved to Berlin" would lend its update to "my locker 2 code
+    is 2222" beside it: breaker run)."""
     text = message if message.strip() and len(message) <= LATER_CHARS else record.text
     later = {"speaker": record.source, "date": record.valid_from, "text": text}
     rows = model_candidates(store, ns, record, pending, exclude)
@@ -378,8 +406,9 @@ def link_records(
     proposals = proposals or {}
     voted: set[tuple[str, str]] = set()  # (observation, attribute) pairs that already voted in this batch
     use_model = relate is not None and ctx.linking
+    per_message = Counter(r.observation_id for r in records)
     messages = {oid: row["text"] for oid, row in store.ledger.observations(
-        namespace, sorted({r.observation_id for r in records})).items()} if use_model else {}
+        namespace, sorted(o for o, n in per_message.items() if n == 1)).items()} if use_model else {}
     formed: dict[str, set[str]] = {}  # observation id -> memories formed from it in this call
     with store.write() as tx:
         # idempotent: an observation another run (or process) already linked forms nothing again; this run

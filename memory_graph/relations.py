@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_graph.config import check_unicode
 from memory_graph.errors import InvalidInputError
 
 LABELS = ("replaces", "corrects", "ends", "restates", "adds", "unrelated", "hypothetical", "forget")
@@ -81,7 +82,14 @@ def _side(value: Any, name: str) -> tuple[str, str, str]:
         when = when.isoformat()
     if not isinstance(when, str):
         raise InvalidInputError(f"{name}['date'] must be an ISO-8601 string, a date or a datetime")
-    return speaker.strip().lower() or "user", when[:10], text.strip()[:MAX_TEXT_CHARS]
+    if when:
+        try:
+            date.fromisoformat(when.strip()[:10])
+        except ValueError:
+            raise InvalidInputError(f"{name}['date'] is not an ISO-8601 date: {when[:40]!r}") from None
+    check_unicode(f"{name}['text']", text)  # a lone surrogate: InvalidInputError, not the tokenizer's TypeError
+    check_unicode(f"{name}['speaker']", speaker)
+    return speaker.strip().lower() or "user", when.strip()[:10], text.strip()[:MAX_TEXT_CHARS]
 
 
 def pair_text(earlier: Mapping[str, Any] | str, later: Mapping[str, Any] | str) -> tuple[str, str]:
@@ -145,9 +153,22 @@ class RelationModel:
         return exp / exp.sum(axis=1, keepdims=True)
 
     def relate(self, pairs: Sequence[tuple[Mapping[str, Any] | str, Mapping[str, Any] | str]]) -> list[Relation]:
-        """One :class:`Relation` per ``(earlier, later)`` pair (each side as :func:`pair_text` takes it)."""
-        probs = self.probabilities([pair_text(a, b) for a, b in pairs])
+        """One :class:`Relation` per ``(earlier, later)`` pair (each side as :func:`pair_text` takes it). Raises
+        ``InvalidInputError`` when ``pairs`` is not a sequence of two-item pairs or a side is malformed."""
+        probs = self.probabilities([pair_text(*_pair(p)) for p in _pairs(pairs)])
         return [_relation(row) for row in probs]
+
+
+def _pairs(pairs: object) -> Sequence[Any]:
+    if isinstance(pairs, str | bytes | Mapping) or not isinstance(pairs, Sequence):
+        raise InvalidInputError(f"pairs must be a list of (earlier, later) pairs, not {type(pairs).__name__}")
+    return pairs
+
+
+def _pair(pair: object) -> tuple[Any, Any]:
+    if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
+        raise InvalidInputError("each pair must be (earlier, later)")
+    return pair[0], pair[1]
 
 
 def _relation(row: np.ndarray) -> Relation:

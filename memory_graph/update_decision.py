@@ -9,10 +9,11 @@ the live memories of the record's party and scope nearest by meaning) and passes
 Rule: a candidate is outdated when the model's probability that the later statement outdates it (the sum over
 ``relations.OUTDATES``) is at least ``THRESHOLD``; how it is outdated is the most probable of those relations:
 ``replaces``/``corrects`` supersede it, ``ends`` retracts it, ``forget`` retracts it as a forget request (held at
-no time). A new statement supersedes or ends **one** candidate, the most probable of each (a new value takes one
-slot; "I no longer have a cat" ends the cat, not the dog beside it), while a forget request may cover several
-("forget everything about my ex"); copies of the chosen candidate restated word for word go with it (one claim). A
-statement made only of a forget request forms no memory of its own (``Verdict.request_only``).
+no time). A new statement supersedes, ends or forgets **one** candidate, the most probable of each (a new value
+takes one slot; "I no longer have a cat" ends the cat, not the dog beside it; "strike that from the record" reads
+as a forget request beside every candidate, and forgetting them all lost 8 of 11 memories in the breaker run);
+copies of the chosen candidate restated word for word go with it (one claim). A statement made only of a forget
+request forms no memory of its own (``Verdict.request_only``).
 
 Why one: on the held-out writers' conversations (``training/MODEL_CARD.md``, candidate search, 8 nearest earlier
 user turns), superseding every candidate above the threshold found 0.71 of the annotated changes at precision
@@ -86,18 +87,14 @@ def decide(later: Mapping[str, Any], candidates: Sequence[Candidate], relate: Re
     if not candidates:
         return verdict
     relations = relate([({"speaker": c.speaker, "date": c.date, "text": c.text}, later) for c in candidates])
-    best: dict[str, tuple[float, int]] = {}  # "supersedes" / "ends" -> the most probable candidate of each
+    best: dict[str, tuple[float, int]] = {}  # supersedes / ends / forgets -> the most probable candidate of each
     for n, (cand, rel) in enumerate(zip(candidates, relations, strict=True)):
         if rel.outdates < threshold:
             continue
         how = _how(rel)
         if how == "forget" and not may_forget or how in SUPERSEDING and cand.multi:
             continue
-        if how == "forget":
-            verdict.evidence[cand.id] = rel
-            verdict.forgets.append(cand.id)
-            continue
-        kind = "supersedes" if how in SUPERSEDING else "ends"
+        kind = "supersedes" if how in SUPERSEDING else "ends" if how == "ends" else "forgets"
         if kind not in best or rel.outdates > best[kind][0]:  # a tie goes to the candidate offered first (the nearest)
             best[kind] = (rel.outdates, n)
     for kind, (_, n) in best.items():

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from memory_graph import Memory
 from memory_graph.extract.rules import WE, extract, speaker_subject
-from memory_graph.linking import may_link, same_party
+from memory_graph.linking import may_link, numbered_keys, same_party
 from memory_graph.records import MemoryRecord, Observation
 
 # ---- the rule, stated independently of the implementation ------------------------------------------------
@@ -226,6 +226,28 @@ def test_a_sisters_move_leaves_where_we_live(tmp_path: Path, conversation: list[
         # both shown as held, each under its own subject (the timeline puts the newer line, Ana's, first)
         places = {it.text: it.status for it in items if "Berlin" in it.text or "Vienna" in it.text}
         assert places.get("We live in Berlin.") == "current" and places.get("Ana lives in Vienna.") == "current", places
+
+
+@pytest.mark.parametrize(("text", "keys"), [
+    ("Note 17: the locker code for box 17 is K34623.", {"note 17"}),
+    ("The locker code for box 17 is K34623.", {"box 17"}),
+    ("Room 4 is booked for the retro.", {"room 4"}),
+    ("PostgreSQL 16 is used for billing.", set()),  # a name with a number is a value, not a key
+    ("We moved the standup to room 4.", set()),  # no head: room 4 is the value
+    ("The standup is in room 5.", set()),
+])
+def test_numbered_keys_are_read_from_the_head_only(text: str, keys: set[str]) -> None:
+    assert numbered_keys(text) == keys
+
+
+def test_the_update_model_never_links_different_numbered_things(anchor: Memory) -> None:
+    """Breaker run: "The code for locker 7 is now 9876." superseded locker 5's code (update model, p=0.90), and "I
+    moved to Berlin. My locker 2 code is 2222." lent its update to locker 1's."""
+    mem, _ = ingest([("user", "The code for locker 5 is 1234."), ("user", "My locker 1 code is 1111.")])
+    mem.observe("The code for locker 7 is now 9876.", time="2024-03-01T09:00:00")
+    mem.observe("I moved to Berlin. My locker 2 code is 2222.", time="2024-03-02T09:00:00")
+    current = {r["text"] for r in rows(mem, "SELECT text FROM memories WHERE namespace=? AND status='current'")}
+    assert {"The code for locker 5 is 1234.", "My locker 1 code is 1111."} <= current, current
 
 
 def test_notes_about_different_numbered_things_never_supersede_each_other(anchor: Memory) -> None:

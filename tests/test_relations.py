@@ -37,12 +37,21 @@ def test_pair_text_is_one_format() -> None:
     assert b == "user: we moved"
 
 
-@pytest.mark.parametrize("bad", ["", "   ", {"text": ""}, {"speaker": "user"}, 42, None, {"text": "x", "date": 5}])
+@pytest.mark.parametrize("bad", ["", "   ", {"text": ""}, {"speaker": "user"}, 42, None, {"text": "x", "date": 5},
+                                 "I live in \ud800 Porto", {"text": "x", "date": "not a date"},
+                                 {"text": "x", "date": "99999-01-01"}, {"text": "x", "speaker": "\udc00"}])
 def test_bad_sides_are_refused(bad: object) -> None:
     with pytest.raises(InvalidInputError):
         classify(bad, "I moved to Porto")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError):
         classify("I live in Lisbon", bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("pairs", ["ab", [("a",)], [("a", "b", "c")], {"a": "b"}, None, 5, [1], [b"ab"]])
+def test_malformed_batches_are_refused(pairs: object) -> None:
+    """Breaker run: these raised ValueError/TypeError from the unpacking or the tokenizer."""
+    with pytest.raises(InvalidInputError):
+        classify_many(pairs)  # type: ignore[arg-type]
 
 
 def test_probabilities_are_a_distribution() -> None:

@@ -188,7 +188,7 @@ SWITCH = re.compile(
     re.I,
 )
 VALUE_STOP = re.compile(
-    r"(?:,|;|\s+-\s+|\s+because\b|\s+since\b|\s+so\b|\s+but\b|\s+which\b|\s+where\b|\s+and\s+(?:i|we|he|she|it|they|my|our)\b|\s+(?:there|now|too|as well|anymore|any more|these days|already)\b)",
+    r"(?:,(?!\d{3}\b)|;|\s+-\s+|\s+by the way\b|\s+btw\b|\s+because\b|\s+since\b|\s+so\b|\s+but\b|\s+which\b|\s+where\b|\s+and\s+(?:i|we|he|she|it|they|my|our)\b|\s+(?:there|now|too|as well|anymore|any more|these days|already)\b)",
     re.I,
 )
 NARRATIVE = re.compile(
