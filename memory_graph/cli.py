@@ -936,7 +936,7 @@ ServersDir = Annotated[Path, typer.Option("--dir", help="The folder the servers 
 def servers_start(folder: ServersDir = Path("./memory-graph-servers")) -> None:
     """Start PostgreSQL and `chroma run` on free ports of 127.0.0.1 (no password: this machine only) and print
     the two URLs for --store and --chroma (or MEMORY_GRAPH_DATABASE_URL and MEMORY_GRAPH_CHROMA_URL)."""
-    from memory_graph import local_servers
+    from memory_graph.store import local_servers
 
     running = local_servers.start(folder)
     console.print(f"MEMORY_GRAPH_DATABASE_URL={running.database_url}")
@@ -949,7 +949,7 @@ def servers_start(folder: ServersDir = Path("./memory-graph-servers")) -> None:
 @guarded
 def servers_stop(folder: ServersDir = Path("./memory-graph-servers")) -> None:
     """Stop the servers started in the folder (their data stays; start them again with the same --dir)."""
-    from memory_graph import local_servers
+    from memory_graph.store import local_servers
 
     console.print("stopped" if local_servers.stop(folder) else f"no servers were running in {folder}")
 

@@ -1,5 +1,5 @@
 """Real servers for the server-backend tests: PostgreSQL and ``chroma run`` on free loopback ports in a temporary
-folder (``memory_graph.local_servers``, the code behind ``memory-graph servers start``), stopped at the end of the
+folder (``memory_graph.store.local_servers``, the code behind ``memory-graph servers start``), stopped at the end of the
 session.
 
 Without them (no PostgreSQL binaries, no ``psycopg``, no ``chroma``) the tests marked ``server`` are skipped with
@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory_graph import local_servers
-from memory_graph.local_servers import free_port, stop_process
+from memory_graph.store import local_servers
+from memory_graph.store.local_servers import free_port, stop_process
 
 stop = stop_process  # the tests' name for it
 __all__ = ["Servers", "free_port", "missing", "started", "stop"]

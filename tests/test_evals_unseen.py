@@ -28,13 +28,22 @@ def test_every_frozen_conversation_loads_with_enough_questions() -> None:
 
 def test_current_value_first_and_replaced_as_current() -> None:
     assert judge([_item("I live in Leeds now."), _item("I live in Manchester.")], Q) == {
-        "shown": True, "first": True, "replaced_as_current": True}
+        "shown": True, "first": True, "first_line": True, "replaced_as_current": True}
     assert judge([_item("I live in Manchester."), _item("I live in Leeds now.")], Q)["first"] is False
+
+
+def test_first_line_is_the_very_first_line_shown() -> None:
+    """Issue 20: the reader's first line must answer; a first line about something else fails, even when the answer
+    comes second and no replaced value is shown (where ``first`` still holds)."""
+    assert judge([_item("My sister lives in York."), _item("I live in Leeds now.")], Q) == {
+        "shown": True, "first": True, "first_line": False, "replaced_as_current": False}
+    assert judge([_item("I live in Manchester.", status="superseded"), _item("Leeds.")], Q)["first_line"] is False
+    assert judge([], Q)["first_line"] is False
 
 
 def test_a_line_marked_outdated_is_neither_first_nor_current() -> None:
     items = [_item("I live in Manchester.", status="superseded"), _item("I live in Leeds now.")]
-    assert judge(items, Q) == {"shown": True, "first": True, "replaced_as_current": False}
+    assert judge(items, Q) == {"shown": True, "first": True, "first_line": False, "replaced_as_current": False}
     ended = [_item("I live in Manchester.", valid_to="2025-01-01T00:00:00Z"), _item("Leeds it is.")]
     assert judge(ended, Q)["replaced_as_current"] is False
 
@@ -45,7 +54,7 @@ def test_contested_still_counts_as_shown_as_current() -> None:
 
 def test_a_line_naming_both_values_presents_the_old_one_as_old() -> None:
     assert judge([_item("Moved from Manchester to Leeds.")], Q) == {
-        "shown": True, "first": True, "replaced_as_current": False}
+        "shown": True, "first": True, "first_line": True, "replaced_as_current": False}
 
 
 def test_as_of_uses_the_question_time_for_valid_to() -> None:
@@ -57,7 +66,8 @@ def test_as_of_uses_the_question_time_for_valid_to() -> None:
 
 def test_forgotten_questions_only_count_the_value_coming_back() -> None:
     q = Question(id="f", type="forgotten", question="What is my locker code?", accept=(), replaced=("2264",))
-    assert judge([_item("My locker code is 2264.")], q) == {"shown": False, "first": False, "replaced_as_current": True}
+    assert judge([_item("My locker code is 2264.")], q) == {"shown": False, "first": False, "first_line": False,
+                                                              "replaced_as_current": True}
     assert judge([], q)["replaced_as_current"] is False
 
 

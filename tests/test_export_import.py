@@ -347,8 +347,8 @@ def test_importing_an_older_export_never_brings_back_what_a_hard_delete_erased(t
         mem.observe("I live in Lisbon.", time="2024-01-05T10:00:00", ref="msg-1")
         locker = mem.observe(f"My locker code is {PIN}.", time="2025-02-04T09:00:00", ref="msg-5")[0]["id"]
         mem.observe(f"Remember {PIN} is the locker.", time="2025-02-05T09:00:00", ref="msg-6")
-        recall = mem.recall(f"is {PIN} my code?")
-        mem.feedback(recall.id, success=True, used_ids=[locker])
+        recall = mem.recall(f"is {PIN} my code?")  # credit a line that quotes the code (which one the linker left
+        mem.feedback(recall.id, success=True, used_ids=[next(it.id for it in recall.items if PIN in it.text)])  # current)
         items = MemoryStore(mem.store)
         items.put(("alice", "gym"), "bag", {"content": "My gym bag is blue.", "tag": "bagtag77x1"})
         older = list(export_user(mem.store, "alice"))
