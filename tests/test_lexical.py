@@ -177,7 +177,7 @@ def test_replaced_values_do_not_crowd_the_current_one_out_of_the_lexical_hits(me
     chain = sorted(mem.store.ledger.query("SELECT id, valid_from FROM memories WHERE namespace='ana' AND text LIKE '%Kafka3%'"),
                    key=lambda r: r["valid_from"])
     with mem.store.write() as tx:
-        for old, new in zip(chain, chain[1:]):
+        for old, new in zip(chain[:-1], chain[1:], strict=True):
             tx.end_memory("ana", old["id"], new["id"], new["valid_from"], "superseded", "supersedes", "test chain")
     mem.store.sync_metadata([r["id"] for r in chain[:-1]])
     current = [r for r in mem.store.ledger.query("SELECT id, status, text FROM memories WHERE namespace='ana'")
