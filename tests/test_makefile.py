@@ -16,7 +16,10 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 
 def _dry(folder: Path, target: str, **env: str) -> list[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CI", "PYTHON")}
+    # nor what an outer make passes down (CI runs the suite under `make test`: MAKELEVEL makes the inner make print
+    # "Entering directory" lines, MAKEFLAGS carries its options)
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("VIRTUAL_ENV", "CI", "PYTHON", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
     out = subprocess.run(["make", "-n", target], cwd=folder, env={**clean, **env}, capture_output=True, text=True,
                          timeout=60, check=True)
     return out.stdout.splitlines()
