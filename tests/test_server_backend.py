@@ -192,8 +192,8 @@ def test_the_servers_command_starts_and_stops_both_servers() -> None:
     from conftest import require
     from typer.testing import CliRunner
 
-    from memory_graph.store import local_servers
     from memory_graph.cli import app
+    from memory_graph.store import local_servers
 
     require(local_servers.missing(), "servers command")
     runner = CliRunner()
