@@ -241,7 +241,8 @@ def eval_command(
     quick: bool = typer.Option(False, "--quick", help="Small counts: all four suites in a few minutes."),
     seeds: str | None = typer.Option(None, "--seeds", help="e.g. test:10, dev, 1000-1009, 5,6,7"),
     out: Path | None = typer.Option(None, "--out", help="Results root (default evals/results; with --quick evals/results/_scratch)."),
-    data: Path | None = typer.Option(None, "--data", help="LoCoMo folder (default ../shared/data/locomo)."),
+    data: Path | None = typer.Option(None, "--data", help="LoCoMo folder (default ../shared/data/locomo); with the "
+                                     "unseen suite alone, a folder of conversations in its format (default evals/unseen)."),
     systems: str | None = typer.Option(None, "--systems", help=f"Comma-separated, from {','.join(ALL_SYSTEMS)}."),
     budget: int | None = typer.Option(None, "--budget", help="Token budget (default per suite)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
@@ -257,8 +258,8 @@ def eval_command(
     for n in names:
         t0 = time.perf_counter()
         try:
-            res = run_suite(n, quick=quick, seeds=seeds, out=out, data=data, systems=chosen, budget=budget,
-                            progress=progress, templates=templates)
+            res = run_suite(n, quick=quick, seeds=seeds, out=out, data=None if n == "unseen" and suite == "all" else data,
+                            systems=chosen, budget=budget, progress=progress, templates=templates)
         except (FileNotFoundError, ValueError) as exc:  # bad input (missing LoCoMo data, unknown system): one line
             failed.append(n)
             typer.echo(f"[eval] {n}: error: {exc}", err=True)
