@@ -28,7 +28,6 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -177,17 +176,15 @@ def _relation(row: np.ndarray) -> Relation:
 
 
 _load_lock = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def _shipped() -> RelationModel:
-    with _load_lock:
-        return RelationModel(MODEL_DIR)
+_loaded: list[RelationModel] = []
 
 
 def default_model() -> RelationModel:
-    """The shipped model, loaded once per process on first use."""
-    return _shipped()
+    """The shipped model, loaded once per process on first use (two threads asking at once load it once)."""
+    with _load_lock:
+        if not _loaded:
+            _loaded.append(RelationModel(MODEL_DIR))
+        return _loaded[0]
 
 
 def classify_many(
