@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_graph.records import RecallItem
-from memory_graph.retrieval import timeline_order
+from memory_graph.retrieval import SLOT_SIMILARITY, answer_order, timeline_order
 
 
 def _it(i: int, subject: str, attribute: str, scope: str, day: int, status: str = "current", kind: str = "state") -> RecallItem:
@@ -52,3 +53,16 @@ def test_property_same_items_held_first_newest_first(specs: list[tuple[str, str,
     for key in {(m.subject, m.attribute, m.scope) for m in items}:  # the slot invariant follows
         group = [m for m in out if (m.subject, m.attribute, m.scope) == key and m.status in ("current", "contested")]
         assert [m.valid_from for m in group] == sorted((m.valid_from for m in group), reverse=True)
+
+
+def test_answer_order_puts_the_best_slot_first_and_its_newest_statement_first() -> None:
+    """Issue 20: slots keep the order of their best line; within a slot, held lines newest first, then ended ones."""
+    best_old = _it(1, "user", "location", "", 3)  # the most valuable line, an old statement of the slot
+    other = _it(2, "user", "employer", "", 20)  # newer, but another slot
+    new = _it(3, "user", "location", "", 9)
+    ended = _it(4, "user", "location", "", 1, status="superseded")
+    about = {1: 0, 2: 1, 3: 0, 4: 0}  # which slot each line is about
+    vectors = np.asarray([np.eye(2)[about[i]] for i in (1, 2, 3, 4)], dtype=np.float32)
+    assert [m.id for m in answer_order([best_old, other, new, ended], vectors)] == ["m3", "m1", "m4", "m2"]
+    near = np.asarray([[1.0, 0.0], [SLOT_SIMILARITY - 0.01, (1 - (SLOT_SIMILARITY - 0.01) ** 2) ** 0.5]], dtype=np.float32)
+    assert [m.id for m in answer_order([best_old, new], near)] == ["m1", "m3"]  # below the cut-off: two slots
