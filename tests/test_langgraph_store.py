@@ -176,3 +176,25 @@ def test_a_filter_that_is_not_a_dict_is_invalid_input(tmp_path: Path, bad: Any) 
             store.list_namespaces(limit=[1, 2])  # type: ignore[arg-type]
     finally:
         store.close()
+
+
+def test_deleting_an_item_with_a_short_text_erases_only_that_item(tmp_path: Path) -> None:
+    """Breaker run (issue 21, critical): the erased item's whole text was searched for as a substring, so deleting
+    an item "no" erased "I work at Northwind as a nurse." (and "e" erased every message of the user)."""
+    store = MemoryStore(tmp_path / "s")
+    ns = ("alice", "notes")
+    facts = ["I live in Porto.", "I work at Northwind as a nurse.", "I have a dog named Pixel."]
+    for i, fact in enumerate(facts):
+        store.put(ns, f"fact{i}", {"content": fact})
+    for short in ("no", "e", "a nurse"):
+        store.put(ns, "todo", {"content": short})
+        store.delete(ns, "todo")
+        assert store.get(ns, "todo") is None
+        assert [store.get(ns, f"fact{i}") is not None for i in range(3)] == [True, True, True]
+    texts = [r["text"] for r in store.memory_graph_store.ledger.query("SELECT text FROM observations WHERE namespace='alice'")]
+    assert sorted(texts) == sorted(facts)
+    store.put(ns, "pin", {"content": "pin 7734qk"})  # short, but its distinctive word still marks what quotes it
+    store.put(ns, "copy", {"content": "note to self: the pin is 7734qk"})
+    store.delete(ns, "pin")
+    assert store.get(ns, "copy") is None and store.get(ns, "fact1") is not None
+    store.close()

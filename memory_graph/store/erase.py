@@ -4,7 +4,7 @@
 
 1. the memory, the observations it was formed from, and every memory formed from those observations;
 2. every other observation of the namespace that *quotes* what is erased (it contains an erased observation's
-   or memory's text, a distinctive value of an erased memory, or cites an erased memory as ``m:ID``; an
+   or memory's text of at least ``QUOTE_MIN_WORDS`` words, a distinctive value of an erased memory, or cites an erased memory as ``m:ID``; an
    assistant answer that listed the memory is such an observation), and what was formed from it, repeated until
    nothing new is found (at most ``MAX_ROUNDS`` rounds);
 3. their provenance, links, events, statistics, the ``BaseStore`` items whose text became an erased observation
@@ -42,6 +42,9 @@ from memory_graph.store.tx import Tx, now_iso
 
 MAX_ROUNDS = 5
 DISTINCTIVE_ZIPF = 2.0
+QUOTE_MIN_CHARS = 20
+QUOTE_MIN_WORDS = 4
+"""An erased text is searched for in other rows only when it is at least this long (characters and words)."""
 
 
 def distinctive_values(values: list[str]) -> list[str]:
@@ -69,8 +72,14 @@ def _quoting(led: Ledger, ns: str, table: str, column: str, needles: list[str]) 
 
 
 def needles_of(texts: list[str], values: list[str], memory_ids: list[str]) -> list[str]:
-    """The strings whose presence marks a row as quoting erased content (texts, distinctive values, ``m:ID``)."""
-    out = [t for t in texts if t.strip()] + distinctive_values(values) + [f"m:{m}" for m in memory_ids]
+    """The strings whose presence marks a row as quoting erased content: whole texts of at least
+    ``QUOTE_MIN_CHARS`` characters and ``QUOTE_MIN_WORDS`` words, distinctive values, ``m:ID``. A shorter text
+    ("no", "e", "ok thanks") is no evidence of quoting: as a substring it is found in unrelated messages
+    ("Northwind" holds "no"), and erasing those lost other facts (breaker run, issue 21). The short text's own
+    rows are erased by id all the same; its distinctive values ("pin 7734qk") still mark the rows quoting it."""
+    quotable = [t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS]
+    short = [t for t in texts if t.strip() and t.strip() not in quotable]
+    out = quotable + distinctive_values([*values, *short]) + [f"m:{m}" for m in memory_ids]
     return sorted(set(out), key=lambda s: (len(s), s))
 
 
