@@ -49,12 +49,10 @@ from langgraph.store.base import (
 from memory_graph.config import Context
 from memory_graph.errors import InvalidInputError
 from memory_graph.store import Store
-from memory_graph.store.items import ITEM_REF, item_ref, namespace_path
+from memory_graph.store.items import ITEM_REF, check_key, check_value, item_ref, namespace_path
 
 __all__ = ["ITEM_REF", "MemoryStore", "generate_store", "item_ref", "item_text", "namespace_path"]
 
-MAX_KEY_CHARS = 256
-MAX_VALUE_CHARS = 1_000_000
 MAX_PAGE = 1_000_000
 
 
@@ -70,27 +68,6 @@ def _check_namespace(namespace: Any) -> tuple[str, ...]:
     if not isinstance(namespace, tuple) or not namespace or not all(isinstance(p, str) and p for p in namespace):
         raise InvalidNamespaceError(f"a namespace is a non-empty tuple of non-empty strings, got {namespace!r}")
     return namespace
-
-
-def _check_value(value: Any) -> dict[str, Any]:
-    """A put's value as it will be stored: a dict of JSON values (no NaN, no bytes, string keys), storable as
-    UTF-8, at most ``MAX_VALUE_CHARS`` as JSON; else ``InvalidInputError`` (nothing is written)."""
-    if not isinstance(value, dict):
-        raise InvalidInputError(f"an item value is a dict, got {type(value).__name__}")
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        text.encode("utf-8")
-    except (TypeError, ValueError, RecursionError) as exc:  # bytes, sets, NaN, lone surrogates, absurd nesting
-        raise InvalidInputError(f"an item value must be JSON (strings, numbers, lists, dicts): {type(exc).__name__}") from None
-    if len(text) > MAX_VALUE_CHARS:
-        raise InvalidInputError(f"an item value is {len(text)} characters as JSON; the limit is {MAX_VALUE_CHARS}")
-    return dict(json.loads(text))
-
-
-def _check_key(key: Any) -> str:
-    if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY_CHARS or not key.isprintable():
-        raise InvalidInputError(f"an item key is a printable string of 1 to {MAX_KEY_CHARS} characters, got {key!r}")
-    return key
 
 
 def _time(iso: str) -> datetime:
@@ -213,17 +190,17 @@ class MemoryStore(BaseStore):
     def _get(self, op: GetOp) -> Item | None:
         namespace = _check_namespace(op.namespace)
         self.memory(namespace[0])  # checks the user id
-        row = self._store.ledger.item(namespace_path(namespace), _check_key(op.key))
+        row = self._store.ledger.item(namespace_path(namespace), check_key(op.key))
         return self._item(row, namespace) if row is not None else None
 
     def _put(self, op: PutOp) -> None:
-        namespace, key = _check_namespace(op.namespace), _check_key(op.key)
+        namespace, key = _check_namespace(op.namespace), check_key(op.key)
         mem = self.memory(namespace[0])
         path = namespace_path(namespace)
         if op.value is None:
             self._delete(namespace, key)
             return
-        value = _check_value(op.value)  # all checks before anything is written
+        value = check_value(op.value)  # all checks before anything is written
         ref = item_ref(namespace, key)
         mem.observe(item_text(value), ref=ref)
         observed = self._store.ledger.observations_of_ref(namespace[0], ref)
@@ -233,6 +210,9 @@ class MemoryStore(BaseStore):
     def _delete(self, namespace: tuple[str, ...], key: str) -> None:
         ref = item_ref(namespace, key)
         observations = [r["id"] for r in self._store.ledger.observations_of_ref(namespace[0], ref)]  # every chunk
+        row = self._store.ledger.item(namespace_path(namespace), key)
+        if row is not None and row["observation_id"] and row["observation_id"] not in observations:
+            observations.append(row["observation_id"])  # stored under another ref (an older import): erased too
         if observations:
             self._store.erase(namespace[0], observation_ids=observations)
         with self._store.write() as tx:

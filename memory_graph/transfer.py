@@ -37,7 +37,7 @@ from memory_graph.config import MAX_USER_CHARS
 from memory_graph.errors import InvalidInputError
 from memory_graph.records import FORGET_REQUEST, Kind, Retention, Status
 from memory_graph.store import Store, tombstones
-from memory_graph.store.items import item_ref, namespace_path
+from memory_graph.store.items import check_key, check_value, item_ref, namespace_path, rehomed_ref
 from memory_graph.store.ledger import SCHEMA_VERSION
 from memory_graph.store.tx import legacy_chunks, now_iso
 
@@ -225,11 +225,20 @@ class FeedbackRecord(_Record):
     created_at: Time
 
 
+def _label(value: str) -> str:
+    if not value:
+        raise ValueError("a namespace label is a non-empty string")
+    return value
+
+
 class ItemRecord(_Record):
+    """A ``BaseStore`` item; its key, labels and value obey what ``MemoryStore.put`` accepts (``store.items``), so
+    an imported item can be read and deleted like a put one (breaker run, issue 21)."""
+
     type: Literal["item"]
-    namespace: list[Text] = Field(default_factory=list)
-    key: Text
-    value: dict[str, Any]
+    namespace: list[Annotated[Text, AfterValidator(_label)]] = Field(default_factory=list)
+    key: Annotated[Text, AfterValidator(check_key)]
+    value: Annotated[dict[str, Any], AfterValidator(check_value)]
     observation_id: Id | None = None
     created_at: Time
     updated_at: Time
@@ -546,6 +555,7 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
     for record in records:
         given[_kind(record)] += 1
     added: dict[str, int] = {}
+    _rehome_item_refs(records, header.user, target)
     with store.write() as tx:
         records = _without_erased(tx, target, records)
         by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in (*KINDS, "provenance")}
@@ -575,6 +585,18 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
             "unchanged": {k: len(by_kind[k]) - added[k] for k in KINDS},
             "skipped": {k: given[k] - len(by_kind[k]) for k in KINDS},
             "indexed": len(new_obs) + len(new_mem) - skipped}
+
+
+def _rehome_item_refs(records: list[_Record], source: str, target: str) -> None:
+    """Point the refs that name the exporting user's items (observations and provenance) at the same items under
+    ``target`` (in place; nothing changes when the user is the same): an item imported under another user id
+    is then deleted with its text (breaker run, issue 21), and the file's user id is not kept in the target."""
+    for record in records:
+        if isinstance(record, ObservationRecord):
+            record.ref = rehomed_ref(record.ref, source, target)
+        elif isinstance(record, MemoryRecordOut):
+            for s in record.provenance:
+                s.ref = rehomed_ref(s.ref, source, target)
 
 
 def _kind(record: _Record) -> str:

@@ -457,3 +457,51 @@ def test_every_store_the_public_writes_make_round_trips(tmp_path_factory: pytest
         assert _body(again) == _body(records)
 
     run()
+
+
+def test_an_item_imported_under_another_user_is_deleted_with_its_text(tmp_path: Path) -> None:
+    """Breaker run (issue 21, high): imported with ``--user bob``, alice's item kept the ref
+    ``item:["alice","notes"]:n1``, so bob's ``delete`` left its text stored and recallable (and the file named
+    alice in bob's namespace)."""
+    import os
+
+    from memory_graph.langgraph_store import MemoryStore
+
+    source = MemoryStore(tmp_path / "src")
+    source.put(("alice", "notes"), "n1", {"content": "My locker code is 88123zz."})
+    records = list(export_user(source.memory_graph_store, "alice"))
+    source.close()
+    target = MemoryStore(tmp_path / "dst")
+    import_records(target.memory_graph_store, records, user="bob")
+    refs = [r["ref"] for r in target.memory_graph_store.ledger.query("SELECT ref FROM observations UNION ALL "
+                                                                       "SELECT ref FROM provenance")]
+    assert refs and all(r == 'item:["bob","notes"]:n1' for r in refs)
+    assert any("88123zz" in h.value["content"] for h in target.search(("bob", "notes"), query="locker code"))
+    target.delete(("bob", "notes"), "n1")
+    assert target.get(("bob", "notes"), "n1") is None
+    assert not any("88123zz" in h.value["content"] for h in target.search(("bob",), query="locker code"))
+    target.close()
+    holding = [f for root, _, files in os.walk(tmp_path / "dst") for f in files
+               if b"88123zz" in (Path(root) / f).read_bytes()]
+    assert holding == []
+
+
+@pytest.mark.parametrize("change", [{"namespace": [""]}, {"key": "two\nlines"}, {"key": "k" * 300},
+                                    {"value": {"content": "lone \ud800 surrogate"}}])
+def test_an_item_the_store_would_refuse_is_refused_on_import(tmp_path: Path, change: dict[str, Any]) -> None:
+    """Breaker run (issue 21): an imported item with an empty namespace label, or a key with a newline or of over
+    256 characters, was listed but could be neither read nor deleted; a lone surrogate in its value failed with a
+    raw codec error. Import applies ``MemoryStore.put``'s rules: a clear error naming the line, nothing written."""
+    from memory_graph.langgraph_store import MemoryStore
+
+    source = MemoryStore(tmp_path / "src")
+    source.put(("alice", "notes"), "n1", {"content": "My bike is blue."})
+    records = list(export_user(source.memory_graph_store, "alice"))
+    source.close()
+    line = next(n for n, r in enumerate(records, start=1) if r["type"] == "item")
+    records[line - 1] = {**records[line - 1], **change}
+    with Memory(tmp_path / "dst", user_id="alice") as target:
+        with pytest.raises(InvalidInputError, match=f"line {line}"):
+            import_records(target.store, records)
+        assert target.store.ledger.query("SELECT COUNT(*) AS n FROM observations")[0]["n"] == 0
+        assert target.store.ledger.query("SELECT COUNT(*) AS n FROM items")[0]["n"] == 0

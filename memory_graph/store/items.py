@@ -14,7 +14,11 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from memory_graph.errors import InvalidInputError
+
 ITEM_REF = "item:"
+MAX_KEY_CHARS = 256
+MAX_VALUE_CHARS = 1_000_000
 
 
 def namespace_path(namespace: Sequence[str]) -> str:
@@ -35,6 +39,44 @@ def path_ref(path: str, key: str) -> str:
     except ValueError:
         return f"{ITEM_REF}{path}:{key}"
     return item_ref([str(p) for p in parts] if isinstance(parts, list) else [path], key)
+
+
+def rehomed_ref(ref: str | None, source_user: str, target_user: str) -> str | None:
+    """``ref`` with its item namespace moved from ``source_user`` to ``target_user`` when it is the
+    :func:`item_ref` of an item of ``source_user`` (an export imported under another user id: the item's message
+    must name the item where it now lives, or ``delete`` of the item cannot find its text); any other ref as
+    given."""
+    if not ref or not ref.startswith(ITEM_REF) or source_user == target_user:
+        return ref
+    try:
+        parts, end = json.JSONDecoder().raw_decode(ref, len(ITEM_REF))
+    except ValueError:
+        return ref
+    if not (isinstance(parts, list) and parts and parts[0] == source_user and ref[end : end + 1] == ":"):
+        return ref
+    return item_ref([target_user, *(str(p) for p in parts[1:])], ref[end + 1 :])
+
+
+def check_value(value: Any) -> dict[str, Any]:
+    """A put's value as it will be stored: a dict of JSON values (no NaN, no bytes, string keys), storable as
+    UTF-8, at most ``MAX_VALUE_CHARS`` as JSON; else ``InvalidInputError`` (nothing is written)."""
+    if not isinstance(value, dict):
+        raise InvalidInputError(f"an item value is a dict, got {type(value).__name__}")
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as exc:  # bytes, sets, NaN, lone surrogates, absurd nesting
+        raise InvalidInputError(f"an item value must be JSON (strings, numbers, lists, dicts): {type(exc).__name__}") from None
+    if len(text) > MAX_VALUE_CHARS:
+        raise InvalidInputError(f"an item value is {len(text)} characters as JSON; the limit is {MAX_VALUE_CHARS}")
+    return dict(json.loads(text))
+
+
+def check_key(key: Any) -> str:
+    """An item key: a printable string of 1 to ``MAX_KEY_CHARS`` characters; else ``InvalidInputError``."""
+    if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY_CHARS or not key.isprintable():
+        raise InvalidInputError(f"an item key is a printable string of 1 to {MAX_KEY_CHARS} characters, got {key!r}")
+    return key
 
 
 def value_strings(value: Any) -> Iterator[str]:
