@@ -125,3 +125,37 @@ def test_a_pasted_log_is_kept_and_searchable_but_forms_no_memories_of_raw_chunks
         # the store's lock (its session) is held only for the writes: the embedding of the chunks, the costly
         # part (seconds), runs outside it, so other writers are not held up (they gave up after 120 s)
         assert held_while_embedding and set(held_while_embedding) == {0}
+
+
+def test_no_other_process_finds_a_paste_stored_but_not_indexed(tmp_path: Path) -> None:
+    """Breaker run (issue 21, high): a process opening the store during a paste found its chunks stored but not yet
+    indexed and embedded them all itself while holding the store (an open took 34-44 s). The chunks are embedded
+    before the store is held, then stored and indexed in one hold: whenever the hold ends, none is unindexed."""
+    import contextlib
+
+    from fakes import StemBagEmbedder
+
+    from memory_graph.store import Store
+
+    log = "\n".join(f"12:00:{i % 60:02d} INFO worker-{i % 7} request id={1000 + i} took {i % 900}ms" for i in range(900))
+    unindexed_at_release: list[int] = []
+    session = Store.session
+
+    @contextlib.contextmanager
+    def watched(self: Store) -> Any:
+        outer = self._depth == 0
+        with session(self) as held:
+            yield held
+            if outer:
+                unindexed_at_release.append(
+                    self.ledger.query("SELECT COUNT(*) AS n FROM observations WHERE indexed=0")[0]["n"])
+
+    with Memory(tmp_path / "s", user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        Store.session = watched  # type: ignore[method-assign]
+        try:
+            mem.observe(log, ref="paste-1", time="2024-06-01T00:00:00")
+        finally:
+            Store.session = session  # type: ignore[method-assign]
+        assert len(mem.store.ledger.observations_of_ref("alice", "paste-1")) > 10
+    assert unindexed_at_release and set(unindexed_at_release) == {0}

@@ -112,6 +112,11 @@ def _owner_line() -> str:
     return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": now_iso()})
 
 
+def _memory_text(row: Any) -> str:
+    """What the index embeds of a memory row (its text with its source: ``records.searchable_text``)."""
+    return searchable_text(row["text"], row["source"])
+
+
 class Store:
     """Ledger + index + embedder for one store folder. Use :meth:`open`; call :meth:`release` when done.
 
@@ -515,7 +520,7 @@ class Store:
     def index_memories(self, ids: Sequence[str]) -> int:
         """Embed ledger memories ``ids`` and upsert them into Chroma; returns the rows skipped (see ``_index_rows``)."""
         return self._index_rows("memories", ids, "SELECT * FROM memories WHERE id IN ({marks})", memory_metadata,
-                                lambda r: searchable_text(r["text"], r["source"]))
+                                _memory_text)
 
     def index_observations(self, ids: Sequence[str]) -> int:
         """Embed ledger observations ``ids`` and upsert them into Chroma; returns the rows skipped."""
@@ -586,13 +591,21 @@ class Store:
             self._recover_missing_index()
             dirty_mem = [r["id"] for r in self.ledger.query("SELECT id FROM memories WHERE indexed=0 ORDER BY rowid")]
             dirty_obs = [r["id"] for r in self.ledger.query("SELECT id FROM observations WHERE indexed=0 ORDER BY rowid")]
-            skipped = 0
-            for start in range(0, len(dirty_mem), 256):
-                skipped += self.index_memories(dirty_mem[start : start + 256])
-            for start in range(0, len(dirty_obs), 256):
-                skipped += self.index_observations(dirty_obs[start : start + 256])
             removed = self._apply_index_deletes()
-            return {"indexed": len(dirty_mem) + len(dirty_obs) - skipped, "removed": removed, "skipped": skipped}
+        skipped = 0  # each batch embedded before the store is held, then indexed under one short hold
+        for table, dirty in (("memories", dirty_mem), ("observations", dirty_obs)):
+            for start in range(0, len(dirty), 256):
+                batch = self._prefetch_vectors(table, dirty[start : start + 256])
+                skipped += self.index_memories(batch) if table == "memories" else self.index_observations(batch)
+        return {"indexed": len(dirty_mem) + len(dirty_obs) - skipped, "removed": removed, "skipped": skipped}
+
+    def _prefetch_vectors(self, table: str, ids: list[str]) -> list[str]:
+        """Embed the texts of the rows ``ids`` of ``table`` that are still unindexed, into the embed cache, without
+        holding the store; returns those ids (another process may have indexed the rest meanwhile)."""
+        marks = ",".join("?" * len(ids))
+        rows = self.ledger.query(f"SELECT * FROM {table} WHERE indexed=0 AND id IN ({marks})", tuple(ids))
+        self.embed([_memory_text(r) if table == "memories" else str(r["text"]) for r in rows])
+        return [r["id"] for r in rows]
 
     def _apply_index_deletes(self) -> int:
         queued = self.ledger.query("SELECT collection, id FROM index_deletes")
