@@ -856,7 +856,8 @@ def ui(
         raise CliError(f"--port must be 0 to 65535, got {port}", 2)
     with _open(store, user, create=False, chroma_url=chroma) as mem:
         try:
-            live = LiveInspector(lambda: build_page(mem.store, user), user=user)
+            live = LiveInspector(lambda: build_page(mem.store, user), user=user,
+                                 mark=lambda: mem.store.ledger.change_mark(user))
             server = make_server(live.page, port, api=live.api)
         except OSError as exc:
             raise CliError(f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc})") from None

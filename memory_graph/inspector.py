@@ -317,15 +317,20 @@ class LiveInspector:
     page stays small whatever the store's size (a 5,000-version fact made a page of 53.7 MB).
 
     ``build()`` gives :func:`page_data`'s dict (:func:`build_page` of the store). Every load of the page starts
-    a new snapshot; the API calls read the snapshot, built at most once per load (thread-safe). O(memories) per
-    snapshot, O(memories) per list request (the search), O(page) per memory or chain request.
+    a new snapshot; the API calls read the snapshot, built at most once per load (thread-safe), and built again
+    when ``mark()`` (e.g. ``Ledger.change_mark``) no longer gives what it gave when the snapshot was built: a
+    memory hard-deleted by another process is not served by an open page (breaker run, issue 21). O(memories)
+    per snapshot, O(memories) per list request (the search), O(page) per memory or chain request.
     """
 
-    def __init__(self, build: Callable[[], dict[str, Any]], user: str = "") -> None:
+    def __init__(self, build: Callable[[], dict[str, Any]], user: str = "",
+                 mark: Callable[[], Any] | None = None) -> None:
         self._build = build
         self._user = user
+        self._mark = mark or (lambda: None)
         self._lock = threading.Lock()
         self._data: dict[str, Any] | None = None
+        self._built_at: Any = None
 
     def page(self) -> str:
         """The page (HTML) with no memory in it; the next API call reads the store afresh."""
@@ -336,8 +341,9 @@ class LiveInspector:
     def snapshot(self) -> dict[str, Any]:
         """The current page data, built now if this load has none yet."""
         with self._lock:
-            if self._data is None:
-                self._data = self._build()
+            mark = self._mark()
+            if self._data is None or mark != self._built_at:
+                self._data, self._built_at = self._build(), mark
                 _index(self._data)
             return self._data
 

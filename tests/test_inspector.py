@@ -506,3 +506,27 @@ def test_a_broken_hash_selects_nothing(where: str, store: dict[str, Any], big: d
         assert problems == []
     finally:
         context.close()
+
+
+def test_an_open_page_stops_serving_a_memory_hard_deleted_elsewhere(tmp_path: Path) -> None:
+    """Breaker run (issue 21): ``ui`` kept serving a hard-erased memory (its text, and in the list) until the page
+    was loaded again. The live view is rebuilt when the store's change mark moves, whoever changed it."""
+    from memory_graph.errors import NotFoundError
+    from memory_graph.inspector import LiveInspector
+
+    path = tmp_path / "store"
+    with Memory(path, user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        pin = mem.observe("My bank pin is 7734qk.", time="2024-01-01T00:00:00")[0]["id"]
+        mem.observe("I live in Porto.", time="2024-01-02T00:00:00")
+        live = LiveInspector(lambda: build_page(mem.store, "alice"), user="alice",
+                             mark=lambda: mem.store.ledger.change_mark("alice"))
+        live.page()
+        assert "7734qk" in live.api("/api/memory", {"id": pin})["text"]
+        with Memory(path, user_id="alice") as other:  # another handle, as another process would be
+            other.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+            other.forget(pin, hard=True)
+        with pytest.raises(NotFoundError):
+            live.api("/api/memory", {"id": pin})
+        listed = live.api("/api/memories", {"q": "7734qk"})
+        assert listed["matched"] == 0 and "7734qk" not in json.dumps(listed)

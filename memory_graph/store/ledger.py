@@ -551,6 +551,15 @@ class Ledger:
         return self.query("SELECT * FROM items WHERE (path = ? OR substr(path, 1, ?) = ?) "
                           "ORDER BY updated_at DESC, rowid DESC", (path_prefix + "]", len(head), head))
 
+    def change_mark(self, namespace: str) -> tuple[int, int, int]:
+        """A cheap mark that differs after any change to ``namespace``'s memories (each writes an event; a hard
+        delete removes events and records what it erased): ``(events, memories, erased)`` counts. Lets a reader
+        that keeps a view (the inspector) see that it is stale, a hard delete in another process included."""
+        row = self.query("SELECT (SELECT COUNT(*) FROM events WHERE namespace=?) AS e, "
+                         "(SELECT COUNT(*) FROM memories WHERE namespace=?) AS m, (SELECT COUNT(*) FROM erased) AS x",
+                         (namespace, namespace))[0]
+        return int(row["e"]), int(row["m"]), int(row["x"])
+
     def item(self, path: str, key: str) -> Row | None:
         """The BaseStore item ``key`` at exactly namespace path ``path`` (None when absent)."""
         rows = self.query("SELECT * FROM items WHERE path=? AND key=?", (path, key))
