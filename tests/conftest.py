@@ -54,6 +54,18 @@ def servers() -> Iterator[Any]:
         yield running
 
 
+SLOW_ON_SERVER = (
+    "test_memory_api.py::test_two_processes_write_one_store",  # the embedded run stays in the default run
+)
+"""Tests whose server-backend run is marked ``slow`` (run by CI with ``-m slow``, left out of the default run)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.endswith("[server]") and item.nodeid.split("[")[0].endswith(SLOW_ON_SERVER):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def llamacpp() -> Iterator[Any]:
     """A real llama.cpp server (xllamacpp + SmolLM2-135M, ``tests/llamacpp_server.py``) for the session; skipped

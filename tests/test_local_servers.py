@@ -65,7 +65,8 @@ def test_a_plain_answer(llamacpp: Any) -> None:
     assert isinstance(reply, AIMessage) and isinstance(reply.content, str) and reply.content.strip()
 
 
-@pytest.mark.parametrize("mode", ["auto", "function_calling", "json_mode"])
+@pytest.mark.parametrize("mode", ["auto", pytest.param("function_calling", marks=pytest.mark.slow),
+                                  pytest.param("json_mode", marks=pytest.mark.slow)])
 def test_the_extractor_end_to_end_never_raises(llamacpp: Any, tmp_path: Any, mode: str,
                                                caplog: pytest.LogCaptureFixture) -> None:
     """Memories from the model, or the rule extractor's with a logged and counted fallback; the turn is stored.
