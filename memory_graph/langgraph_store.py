@@ -92,8 +92,32 @@ def _check_page(op: Any, names: tuple[str, ...] = ("limit", "offset")) -> None:
             raise InvalidInputError(f"{name} must be a whole number from 0 to {MAX_PAGE}, got {number!r}")
 
 
+FILTER_OPERATORS: dict[str, Any] = {
+    "$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: a > b,
+    "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b,
+}
+"""The comparison operators of a search filter, as LangGraph's stores take them (``{"n": {"$gt": 2}}``)."""
+
+
 def _matches(value: dict[str, Any], flt: dict[str, Any] | None) -> bool:
-    return not flt or all(value.get(k) == v for k, v in flt.items())
+    """Whether an item's ``value`` passes ``flt``: each field equal to the wanted value, a nested dict matched
+    field by field, or ``{"$op": wanted, ...}`` compared with :data:`FILTER_OPERATORS` (values that do not
+    compare, such as a string against a number, do not match). An unknown ``$`` operator is ``InvalidInputError``."""
+    return not flt or all(_matches_value(value.get(k), v) for k, v in flt.items())
+
+
+def _matches_value(have: Any, want: Any) -> bool:
+    if isinstance(want, dict) and any(isinstance(k, str) and k.startswith("$") for k in want):
+        unknown = sorted(k for k in want if k not in FILTER_OPERATORS)
+        if unknown:
+            raise InvalidInputError(f"unknown filter operator {unknown[0]!r}; known: {', '.join(FILTER_OPERATORS)}")
+        try:
+            return all(FILTER_OPERATORS[op](have, wanted) for op, wanted in want.items())
+        except TypeError:
+            return False
+    if isinstance(want, dict):
+        return isinstance(have, dict) and all(_matches_value(have.get(k), v) for k, v in want.items())
+    return bool(have == want)
 
 
 class MemoryStore(BaseStore):

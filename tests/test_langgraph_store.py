@@ -198,3 +198,22 @@ def test_deleting_an_item_with_a_short_text_erases_only_that_item(tmp_path: Path
     store.delete(ns, "pin")
     assert store.get(ns, "copy") is None and store.get(ns, "fact1") is not None
     store.close()
+
+
+def test_a_filter_takes_langgraphs_comparison_operators(tmp_path: Path) -> None:
+    """Breaker run (issue 21): ``{"content": {"$eq": ...}}`` matched nothing where LangGraph's own stores match."""
+    from langgraph.store.memory import InMemoryStore
+
+    ours, theirs = MemoryStore(tmp_path / "s"), InMemoryStore()
+    for store in (ours, theirs):
+        store.put(("alice", "notes"), "a", {"content": "I live in Porto.", "n": 3, "meta": {"tag": "home"}})
+        store.put(("alice", "notes"), "b", {"content": "My bike is blue.", "n": 7, "meta": {"tag": "gear"}})
+    for flt in ({"content": {"$eq": "I live in Porto."}}, {"n": {"$gt": 2, "$lt": 5}}, {"n": {"$ne": 3}},
+                {"n": {"$gte": 7}}, {"n": {"$lte": 3}}, {"meta": {"tag": "gear"}}):
+        got = [i.key for i in ours.search(("alice", "notes"), filter=flt)]
+        assert got == [i.key for i in theirs.search(("alice", "notes"), filter=flt)], flt
+    assert [i.key for i in ours.search(("alice", "notes"), filter={"n": {"$gt": 2, "$lt": 5}})] == ["a"]
+    assert ours.search(("alice", "notes"), filter={"content": {"$gt": 1}}) == []  # a string is not compared with 1
+    with pytest.raises(InvalidInputError, match="unknown filter operator"):
+        ours.search(("alice", "notes"), filter={"n": {"$in": [3]}})
+    ours.close()
