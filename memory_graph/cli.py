@@ -72,6 +72,8 @@ console = Console(highlight=False, emoji=False, width=_WIDTH)
 err_console = Console(stderr=True, highlight=False, emoji=False, width=_WIDTH)
 
 DEFAULT_BATCH = 32
+MAX_INGEST_BYTES = 256 * 2**20
+"""Largest file ``ingest`` reads (bytes): it validates the whole file before writing, so it holds it in memory."""
 MAX_LINE_CHARS = 1_000_000  # a message's text (memory_graph.nodes.MAX_OBSERVATION_CHARS; longer ones are chunked)
 MAX_FILE_LINE_CHARS = 2 * MAX_LINE_CHARS  # one line of an ingested file: the text plus its JSON fields and escapes
 
@@ -252,7 +254,10 @@ def load_turns(path: Path, speaker_map: dict[str, str] | None = None) -> list[di
         raise CliError(f"{path}: no such file")
     if path.is_dir():
         raise CliError(f"{path}: is a folder, not a file")
-    data = path.read_bytes()
+    with path.open("rb") as f:  # never more than the limit in memory (``ingest /dev/urandom`` grew to 18 GB)
+        data = f.read(MAX_INGEST_BYTES + 1)
+    if len(data) > MAX_INGEST_BYTES:
+        raise CliError(f"{path}: larger than {MAX_INGEST_BYTES // 2**20} MiB; split it and ingest the parts")
     if not data.strip():
         raise CliError(f"{path}: the file is empty")
     if b"\x00" in data:

@@ -171,3 +171,18 @@ def test_chat_piped_stdin(tmp_path: Path) -> None:
     assert re.search(r"feedback good on recall \w+: credited [1-9]", proc.stdout), proc.stdout
     assert "error: no memory 'nope'" in proc.stderr  # a bad slash command does not end the chat
     assert (store / "threads.sqlite3").exists()
+
+
+def test_ingest_reads_at_most_its_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Breaker run (issue 21): ``ingest /dev/urandom`` read without end (18 GB, killed by the kernel). The file is
+    read up to ``MAX_INGEST_BYTES`` and refused past it, with one error line and no store made."""
+    from typer.testing import CliRunner
+
+    from memory_graph import cli
+
+    monkeypatch.setattr(cli, "MAX_INGEST_BYTES", 1 << 20)
+    store = tmp_path / "store"
+    result = CliRunner().invoke(cli.app, ["ingest", "/dev/zero", "--store", str(store)])  # endless
+    assert result.exit_code == 1, result.output
+    one_error_line(result.stderr, "/dev/zero", "larger than 1 MiB")
+    assert not store.exists()
