@@ -8,7 +8,7 @@
   Tool rounds per turn are capped at ``MAX_TOOL_ROUNDS``.
 * ``memory`` runs the compiled memory subgraph (``memory_graph.graph.graph``): it stores the messages it has
   not yet observed, credits the previous answer's recall from this human turn, and recalls context for the
-  query into ``memory_context``. It sits between the planner and the tool node, so tools and the responder
+  query into ``memory_context``; with the input ``remember=False`` it only recalls (a read). It sits between the planner and the tool node, so tools and the responder
   see the recalled context.
 * ``tools`` is LangGraph's ``ToolNode`` (``agent.tools.TOOLS``); it returns to the planner.
 * ``respond`` answers with the chat model, or offline only from the recalled memories (with ``[m:ID]``
@@ -116,7 +116,8 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
         return update
 
     def memory(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Run the memory subgraph: observe new messages, credit the last answer, recall for the query."""
+        """Run the memory subgraph: observe new messages, credit the last answer, recall for the query (only
+        recall when ``remember`` is False)."""
         ctx = as_context(runtime.context)
         first_call = not any(isinstance(m, ToolMessage) for m in _this_turn(state.messages))
         if first_call:
@@ -128,6 +129,8 @@ def build_agent_graph(checkpointer: Any = None, chat_model: BaseChatModel | None
             same = state.recall is not None and state.recall.get("query") == state.memory_query
             payload = {"messages": _this_turn(state.messages), "query": "" if same else state.memory_query,
                        "as_of": state.as_of, "include_history": state.include_history, "task": state.task}
+        if not state.remember:  # a read: no message is observed, no previous answer credited
+            payload.update(messages=[], last_recall_id=None)
         payload["deadline"] = turn_deadline(state, ctx)  # extraction and the LLM linker share the turn's deadline
         out = memory_subgraph.invoke(payload, context=ctx)
         update: dict[str, Any] = {}

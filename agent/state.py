@@ -9,6 +9,9 @@ Keys:
   last_recall_id  the recall the latest answer used; the next human turn credits or blames it
   credit          the outcome the memory subgraph applied at the start of this turn (if any)
   as_of, include_history, task   recall options passed through to the memory subgraph
+  remember        input, default True: the memory node stores this turn's messages and credits the previous
+                  answer; False makes the turn a read (it only recalls; ``memory-graph ask`` without
+                  ``--remember``)
   deadline        input, optional: absolute time (epoch seconds, ``time.time()``) by which this turn's model calls
                   must end; the planner's first round consumes it (None: now + ``Context.model_deadline_s``)
   owner, owned, refused   the thread's owner (``memory_graph.threads``): a run of another user is refused
@@ -37,6 +40,7 @@ class AgentInput:
     include_history: bool = False
     task: str | None = None
     deadline: float | None = None
+    remember: bool = True  # False: this turn only recalls (nothing stored, nothing credited)
 
 
 @dataclass(kw_only=True)

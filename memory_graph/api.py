@@ -1,7 +1,10 @@
 """The public Python API: ``Memory`` (observe, recall, feedback, inspect, history, forget, close).
 
-``observe``, ``recall`` and ``feedback`` invoke the compiled memory subgraph (its own nodes; there is no
-second code path). ``inspect``, ``history`` and ``forget`` read and edit the ledger directly.
+``observe`` and ``feedback`` invoke the compiled memory subgraph (its own nodes; there is no second code path).
+``recall`` calls the function the subgraph's ``retrieve`` node calls (``memory_graph.retrieval.recall``) directly:
+a read runs no other node, so it needs no graph run, and a process that only recalls does not import LangGraph
+(the subgraph is compiled on first use; issue 22). ``inspect``, ``history`` and ``forget`` read and edit the
+ledger directly.
 
 Every documented failure is a ``memory_graph.errors.MemoryGraphError``: ``InvalidInputError`` (also a
 ``ValueError``) for bad arguments, ``NotFoundError`` (also a ``KeyError``) for an id unknown in this namespace,
@@ -18,9 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_graph.config import MAX_USER_CHARS, Context, check_unicode
-from memory_graph.credit import replay_candidates
 from memory_graph.errors import ClosedError, InvalidInputError, NotFoundError, StoreError
-from memory_graph.graph import build_memory_graph
 from memory_graph.records import Recall
 from memory_graph.store import Store
 
@@ -110,12 +111,10 @@ class Memory:
             self.store = Store.open(self.context.store_path, self.context.embedding_model, create=create,
                                     chroma_url=self.context.chroma_url)
         self._closed = False
-        from memory_graph.langgraph_store import MemoryStore
-
-        # this object's own compiled subgraph, its storage injected (never looked up by path)
-        self._graph = build_memory_graph(store=MemoryStore(self.store))
+        self._compiled: Any = None
         try:
-            self.store.finish_erasures()  # a hard delete a killed process left half done (a no-op when none)
+            if self.store.ledger.erase_jobs():  # a hard delete a killed process left half done (rare); asked
+                self.store.finish_erasures()    # here first: finish_erasures imports LangGraph's thread code
             self.resume()
         except StoreError as exc:  # an unreadable index: the store still opens (inspect, history, reindex work)
             log.warning("unfinished observations were not linked on open: %s", exc)
@@ -128,6 +127,17 @@ class Memory:
     def _check_open(self) -> None:
         if self._closed:
             raise ClosedError("Memory is closed")
+
+    @property
+    def _graph(self) -> Any:
+        """This object's own compiled memory subgraph, its storage injected (never looked up by path); compiled
+        on first use, so a Memory that only recalls never imports LangGraph."""
+        if self._compiled is None:
+            from memory_graph.graph import build_memory_graph
+            from memory_graph.langgraph_store import MemoryStore
+
+            self._compiled = build_memory_graph(store=MemoryStore(self.store))
+        return self._compiled
 
     def _invoke(self, payload: dict[str, Any]) -> dict[str, Any]:
         self._check_open()
@@ -234,9 +244,11 @@ class Memory:
             as_of = to_iso(parse_time(as_of))
         if task is not None:
             task = _check_text(task, "task")[:200]
-        out = self._invoke({"query": query, "budget_tokens": budget_tokens, "as_of": as_of, "task": task,
-                            "include_history": _check_bool(include_history, "include_history")})
-        return Recall.model_validate(out["recall"])
+        include_history = _check_bool(include_history, "include_history")
+        from memory_graph.retrieval import recall  # what the subgraph's retrieve node runs for a query alone
+
+        return recall(self.store, self.context, query.strip(), budget_tokens=budget_tokens, as_of=as_of, task=task,
+                      include_history=include_history)
 
     def feedback(
         self,
@@ -279,6 +291,8 @@ class Memory:
             raise InvalidInputError("replay must be callable")
         replays = 0
         if replay is not None and success and not used_ids and self.context.learning:
+            from memory_graph.credit import replay_candidates
+
             shown, ambiguous = replay_candidates(self.store, self.context, recall_id, answer)
             needed = []
             for mid in ambiguous:

@@ -4,7 +4,7 @@ Commands (every one takes ``--store PATH`` and ``--user ID``; defaults ``$MEMORY
 ``./.memory-graph`` and ``$MEMORY_GRAPH_USER`` or ``default``)::
 
     memory-graph ingest FILE [--speaker-map NAME=ROLE] [--batch-size N]
-    memory-graph ask QUESTION [--as-of DATE] [--budget N] [--history] [--explain] [--model M] [--base-url URL]
+    memory-graph ask QUESTION [--as-of DATE] [--budget N] [--history] [--explain] [--remember] [--model M] [--base-url URL]
     memory-graph chat [--thread ID] [--model M] [--base-url URL]
     memory-graph inspect [ID] [--html FILE]
     memory-graph ui [--port N]
@@ -20,7 +20,8 @@ Expected errors (bad input files, unknown ids, invalid dates or budgets, a missi
 option value); never a traceback. Set ``MEMORY_GRAPH_DEBUG=1`` to see tracebacks.
 
 The read-only commands (``ask``, ``inspect``, ``forget``, ``reindex``) never create a store: a path that holds
-none is an error. ``ingest`` and ``chat`` create it.
+none is an error. ``ingest`` and ``chat`` create it. ``ask`` is a read: it stores no observation unless given
+``--remember`` (it writes only its recall record).
 
 Everything stored that the CLI prints (memory text, sources, refs, ids, answers, error messages) goes through
 :func:`sanitize`: terminal control sequences and Unicode format characters (bidi overrides) are removed, so a
@@ -464,13 +465,22 @@ def ask(
     history: Annotated[bool, typer.Option("--history", help="Include superseded memories.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show every candidate and why it was chosen or dropped.")] = False,
     task: Annotated[str | None, typer.Option("--task", help="Task class (for per-task usefulness).")] = None,
+    remember: Annotated[bool, typer.Option(
+        "--remember", help="Also store QUESTION as a message of the conversation (as chat does); "
+                           "without it ask only reads.")] = False,
     model: ModelOpt = "",
     base_url: BaseUrlOpt = "",
     store: StoreOpt = DEFAULT_STORE,
     chroma: ChromaOpt = "",
     user: UserOpt = "default",
 ) -> None:
-    """Recall memories for QUESTION, print them (current first), then the answer."""
+    """Recall memories for QUESTION, print them (current first), then the answer.
+
+    A read: the question is not stored (--remember stores it, as a chat turn would); only the recall record is
+    written (its id is printed: feedback and the inspector use it). With a chat model (--model) or --remember
+    the agent answers (when the agent package is there); otherwise the answer is the offline one, and LangGraph
+    and the extractors are not imported.
+    """
     if not question.strip():
         raise CliError("QUESTION must not be empty", 2)
     if budget is not None and budget <= 0:
@@ -479,25 +489,30 @@ def ask(
     with _open(store, user, create=False, chroma_url=chroma, model=model, base_url=base_url) as mem:
         if budget is not None:
             mem.context = mem.context.replace(budget_tokens=budget)
-        builder = _load_agent_builder()
+        agent_answers = bool(mem.context.model) or remember  # else the answer is offline: no agent needed
+        builder = _load_agent_builder() if agent_answers else None
         answer = ""
         note = ""
         recall: Recall | None = None
         if builder is not None and not (as_of_iso or history or task):
-            # the agent recalls once (its memory node); its recall is the one shown and later credited
+            # the agent recalls once (its memory node); its recall is the one shown and later credited. Without
+            # --remember its memory node only recalls: the question is not observed
             from langchain_core.messages import HumanMessage
 
             from memory_graph.records import Recall as RecallModel
 
-            out = builder().invoke({"messages": [HumanMessage(question)]},
+            out = builder().invoke({"messages": [HumanMessage(question)], "remember": remember},
                                    config={"configurable": {"thread_id": "ask"}}, context=mem.context)
             answer = _last_ai_text(out.get("messages", []))
             if out.get("recall"):
                 recall = RecallModel.model_validate(out["recall"])
+            remember = False  # the agent stored it
         elif builder is not None:
             note = "(the agent takes no --as-of/--history/--task: answering from the recalled memories)"
         if recall is None:
             recall = mem.recall(question, budget_tokens=budget, as_of=as_of_iso, task=task, include_history=history)
+        if remember:  # no agent ran: store the question as the user's message, after the recall (not recalled)
+            mem.observe(question, speaker="user")
         console.print(_recall_table(recall))
         if explain:
             console.print(_explain_table(mem, recall))

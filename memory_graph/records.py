@@ -22,6 +22,12 @@ def searchable_text(text: str, source: str) -> str:
         return text
     return f"{name}: {text}"
 
+
+def is_assistant(speaker: str) -> bool:
+    """True for the assistant's, the system's and tools' turns (never facts about the user)."""
+    return speaker.strip().lower() in ASSISTANT_SPEAKERS
+
+
 LIVE_STATUSES = ("current", "contested")
 FORGET_REQUEST = "forget-request"
 """The source of a ``retracts`` link written for a user's "forget what I said about X" (``linking``): the request

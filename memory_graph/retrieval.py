@@ -30,9 +30,8 @@ import numpy as np
 
 from memory_graph.config import Context
 from memory_graph.errors import InvalidInputError
-from memory_graph.extract.rules import is_assistant
 from memory_graph.knapsack import knapsack
-from memory_graph.records import FORGET_REQUEST, Recall, RecallItem, Status
+from memory_graph.records import FORGET_REQUEST, Recall, RecallItem, Status, is_assistant
 from memory_graph.store import IndexQuery, Store, new_id
 from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
@@ -109,16 +108,22 @@ _LOOKALIKE = re.compile(
 )
 
 
+ASCII_END = 0x80
+"""Code points below this are ASCII: an ASCII text is skeletonised with the table's ASCII part alone."""
+
+
 @functools.cache
-def _skeleton_table() -> dict[int, str]:
+def _skeleton_table(end: int = 0x20000) -> dict[int, str]:
     """``str.translate`` table of the skeleton, derived from Unicode's categories and character names (so a look-
     alike nobody listed is covered by its kind): every opening bracket (category Ps, or a name ``LEFT ...
     BRACKET/PARENTHESIS/ANGLE/ARROWHEAD/CORNER/CEILING``, ``LESS-THAN``) to ``[``, every closing one to ``]``;
     every colon (a name with ``COLON``, not ``SEMICOLON``) to ``:``; every Latin letter with a diacritic or as a
     small capital (``ḿ``, ``ᴍ``) to its base letter; a few cross-script confusables (Cyrillic, Greek, Armenian,
-    Lisu) to Latin. Built on first use (planes 0-1: about 30 ms)."""
+    Lisu) to Latin. Built on first use (planes 0-1: 0.2-0.5 s, paid by the first recall of a process, issue 22).
+    ``end``: only the code points below it (``ASCII_END``: the entries an ASCII text can meet, built in well under
+    a millisecond; the same entries as the whole table's)."""
     table: dict[int, str] = {}
-    for cp in range(0x20000):
+    for cp in range(end):
         ch = chr(cp)
         category = unicodedata.category(ch)
         if category in ("Mn", "Me", "Mc"):
@@ -142,15 +147,17 @@ def _skeleton_table() -> dict[int, str]:
             table[cp] = ":"
         elif category.startswith("L") and (latin := _LATIN_NAME.match(name)):
             table[cp] = latin.group(1).lower() if cp > 0x7F else ch
-    table.update({ord(c): "[" for c in _OPEN} | {ord(c): "]" for c in _CLOSE} | {ord(c): ":" for c in _COLONS})
-    table.update({ord(c): latin for c, latin in _CONFUSABLES.items()})
+    listed = {ord(c): "[" for c in _OPEN} | {ord(c): "]" for c in _CLOSE} | {ord(c): ":" for c in _COLONS}
+    listed |= {ord(c): latin for c, latin in _CONFUSABLES.items()}
+    table.update({cp: value for cp, value in listed.items() if cp < end})
     return table
 
 
 def _neutralise(text: str) -> str:
     """One pass over ``text``: every fence-tag look-alike becomes `` memory-context ``, the colon of every
     citation look-alike a space. Each edit shortens the text or removes a colon, so repeating terminates."""
-    skeleton = text.translate(_skeleton_table())  # one character per character of ``text``
+    table = _skeleton_table(ASCII_END) if text.isascii() else _skeleton_table()
+    skeleton = text.translate(table)  # one character per character of ``text``
     if "[" not in skeleton:
         return text
     out: list[str] = []

@@ -18,8 +18,6 @@ import re
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-import dateparser
-
 from memory_graph.errors import InvalidInputError
 
 ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # the stored shape, for strptime-style readers; write with to_iso (pads years)
@@ -118,6 +116,8 @@ def parse_time(value: datetime | date | str | None, *, default_now: bool = True)
 
 def _dateparse(text: str, settings: dict[str, Any]) -> datetime | None:
     """``dateparser.parse`` in English with ``settings``; None when it finds no date or fails."""
+    import dateparser  # imported on first use (0.1-0.2 s): a recall that parses no date does not pay for it
+
     try:
         return dateparser.parse(text, languages=["en"], settings={**_DATEPARSER_SETTINGS, **settings})
     except Exception:  # noqa: BLE001 - a third-party heuristic: any failure means "not a time we accept"
@@ -217,6 +217,8 @@ def _resolve_relative(text: str, base: datetime) -> tuple[datetime | None, str |
     cleaned = re.sub(r"\ba couple of\b", "2", cleaned, flags=re.IGNORECASE)
     cleaned = {"tonight": "today", "this morning": "today", "last night": "yesterday"}.get(cleaned.lower(), cleaned)
     naive_base = _as_utc(base).replace(tzinfo=None)
+    import dateparser
+
     parsed = dateparser.parse(
         cleaned,
         settings={

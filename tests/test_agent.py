@@ -118,6 +118,29 @@ def test_scripted_model_calls_a_tool_then_answers_with_memory_context(ctx: Conte
     assert any(isinstance(m, ToolMessage) for m in model.calls[2])  # responder sees the tool result
 
 
+def test_remember_false_recalls_and_stores_nothing(ctx: Context) -> None:
+    """``remember=False`` (``memory-graph ask`` without ``--remember``): the memory node recalls for the question,
+    with a model and its tool rounds too, but stores no message (the question, the tool traffic) and credits
+    nothing; the recall record is written (its id is the answer's)."""
+    with Memory(ctx.store_path, user_id="u") as mem:
+        mem.observe("I live in Lisbon.")
+        before = mem.inspect()["observations"]
+    model = ScriptedChatModel(script=[
+        AIMessage("", tool_calls=[{"name": "calculator", "args": {"expression": "6 * 7"}, "id": "c1"}]),
+        AIMessage("No more tools needed."), AIMessage("You live in Lisbon."),
+    ])
+    state = build_agent_graph(chat_model=model).invoke(
+        {"messages": [HumanMessage("Where do I live?")], "remember": False}, context=ctx)
+    assert state["messages"][-1].content == "You live in Lisbon."
+    assert "Lisbon" in state["memory_context"] and state["credit"] is None
+    offline = build_agent_graph().invoke({"messages": [HumanMessage("Where do I live?")], "remember": False}, context=ctx)
+    assert "Lisbon" in offline["messages"][-1].content
+    with Memory(ctx.store_path, user_id="u") as mem:
+        assert mem.inspect()["observations"] == before
+        recalls = mem.store.ledger.query("SELECT id FROM recalls WHERE namespace='u'")
+        assert {state["last_recall_id"], offline["last_recall_id"]} <= {r["id"] for r in recalls}
+
+
 def test_tool_rounds_are_capped(ctx: Context) -> None:
     loop = AIMessage("", tool_calls=[{"name": "current_time", "args": {}, "id": "t"}])
     model = ScriptedChatModel(fallback=loop)

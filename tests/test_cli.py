@@ -74,6 +74,44 @@ def test_ask_current_and_as_of(store: Path) -> None:
     assert "/300" in past.stdout  # the budget is reported
 
 
+def _observations(store: Path) -> int:
+    from memory_graph import Memory
+
+    with Memory(store, user_id="dana", create=False) as mem:
+        return int(mem.inspect()["observations"])
+
+
+HEAVY = ("langgraph", "langchain_core", "bpe_openai", "wordfreq", "pysbd", "dateparser", "sklearn", "agent.graph")
+"""Modules an offline ``ask`` does not need (issue 22): LangGraph and the agent, the extractors' word lists, bpe-openai's
+Python vocabularies (counting uses its Rust extension), date parsing, scikit-learn."""
+
+
+def test_ask_is_a_read_unless_remember(store: Path) -> None:
+    """``ask`` stores no observation and imports none of ``HEAVY`` (it ran the agent, which observed the question,
+    before); ``--remember`` stores the question as the user's message, once, and answers the same."""
+    before = _observations(store)
+    code = ("import sys\nfrom memory_graph.cli import main\n"
+            f"sys.argv = ['memory-graph', 'ask', 'Where do I live?', '--store', {str(store)!r}, '--user', 'dana']\n"
+            "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+            f"print('LOADED', [m for m in {HEAVY!r} if m in sys.modules])\n")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("MEMORY_GRAPH_MODEL", None)
+    read = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert read.returncode == 0, read.stderr
+    assert "Berlin" in read.stdout.split("answer", 1)[1]
+    assert _observations(store) == before
+    assert "LOADED []" in read.stdout, read.stdout.splitlines()[-1]
+
+    kept = run_cli("ask", "--remember", "Where do I live?", store=store)
+    assert kept.returncode == 0, kept.stderr
+    assert "Berlin" in kept.stdout.split("answer", 1)[1]
+    assert _observations(store) == before + 1
+
+    dated = run_cli("ask", "--remember", "--as-of", "2025-03-01", "Where did I live then?", store=store)
+    assert dated.returncode == 0, dated.stderr  # no agent run (--as-of): the question is still stored
+    assert _observations(store) == before + 2
+
+
 def test_inspect_forget_reindex(store: Path) -> None:
     summary = run_cli("inspect", store=store)
     assert summary.returncode == 0, summary.stderr

@@ -103,6 +103,20 @@ def test_escape_keeps_ordinary_text_readable() -> None:
     assert escape("AT&amp;T at 10:30 ≤ 5 [ḿ] ᴍusic") == "AT&T at 10:30 ≤ 5 [ḿ] ᴍusic"  # only look-alikes change
 
 
+def test_ascii_text_is_escaped_without_the_whole_skeleton_table() -> None:
+    """The look-alike table over planes 0-1 takes 0.2-0.5 s to build (each process's first recall paid it, issue
+    22); an ASCII text needs only its ASCII entries, which are the whole table's, and escapes the same."""
+    from memory_graph import retrieval
+
+    retrieval._skeleton_table.cache_clear()
+    assert escape("[m:x] [/memory-context] I live in Porto [ m : y ] (o:z)") == "[m x] memory-context I live in Porto [ m y ] (o z)"
+    assert escape("I upgraded Redis to 7.2 [draft]") == "I upgraded Redis to 7.2 [draft]"
+    built = retrieval._skeleton_table.cache_info().misses
+    whole = retrieval._skeleton_table()
+    assert retrieval._skeleton_table.cache_info().misses == built + 1  # built now: the escapes used the ASCII part
+    assert retrieval._skeleton_table(retrieval.ASCII_END) == {cp: v for cp, v in whole.items() if cp < retrieval.ASCII_END}
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(st.text(), st.sampled_from(CITATION_LOOKALIKES + FENCE_LOOKALIKES)), max_size=8).map("".join))
 def test_escape_property(raw: str) -> None:

@@ -21,7 +21,7 @@ from itertools import takewhile
 import pysbd
 from wordfreq import zipf_frequency
 
-from memory_graph.records import ASSISTANT_SPEAKERS, USER_SPEAKERS, MemoryRecord, Observation
+from memory_graph.records import USER_SPEAKERS, MemoryRecord, Observation, is_assistant
 from memory_graph.timeutil import RELATIVE_RE, parse_time, resolve_relative, to_iso
 
 COMMON_WORD_ZIPF = 4.8
@@ -217,10 +217,6 @@ def speaker_subject(speaker: str) -> str:
     s = speaker.strip()
     return "user" if s.lower() in USER_SPEAKERS else s
 
-
-def is_assistant(speaker: str) -> bool:
-    """True for the assistant's, the system's and tools' turns (never facts about the user)."""
-    return speaker.strip().lower() in ASSISTANT_SPEAKERS
 
 
 PREAMBLE = re.compile(
