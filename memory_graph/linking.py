@@ -435,7 +435,7 @@ def link_records(
             elif action["action"] == "duplicate":
                 touched.append(action["id"])
         tx.mark_processed(namespace, processed)
-    store.index_memories(created)  # one batch: ids created in this call
+    store.index_turn(namespace, processed, created)  # one write: the turn's observations and memories
     store.sync_metadata(sorted(set(touched) - set(created)))
     return actions
 

@@ -233,7 +233,7 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
                  if model is not None else rules.extract(obs))
         records.extend(r for r in found if not (obs.id in pasted and rules.is_free_text(r)))
     store.embed([o.text for o in stored] + [r.text for r in records])  # one batch; link reuses the vectors
-    store.index_observations([o.id for o in stored])
+    # the observations are indexed by the link node, in one write with the memories formed from them
     return {"extracted": [r.model_dump() for r in records], "observations": [], "observed": [o.id for o in stored],
             "model_fallbacks": fallbacks}
 

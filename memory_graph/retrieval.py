@@ -520,7 +520,7 @@ def _lexical_hits(
     # held ones first, then cut: among equal BM25 scores (templated texts) the current value must not lose its
     # place to replaced ones that happen to sort first (breaker run)
     keep = [m for m in extra if m in rows and _held(rows[m], as_of_iso, include_history)][:LEXICAL_K]
-    vectors = store.memory_vectors(keep)
+    vectors = store.memory_vectors(keep, ns)
     return [(m, float(np.dot(vectors[m], vector))) for m in keep if m in vectors]
 
 
@@ -543,7 +543,7 @@ def _same_key_hits(
         for row in store.ledger.newest_of_key(ns, subject, attribute):
             if row["id"] not in seen and row["id"] not in extra and _held(row, as_of_iso, include_history):
                 extra.append(row["id"])
-    vectors = store.memory_vectors(extra)
+    vectors = store.memory_vectors(extra, ns)
     return [(m, float(np.dot(vectors[m], vector))) for m in extra if m in vectors]
 
 
@@ -586,7 +586,7 @@ def _chain_heads(
             heads[cur] = max(heads.get(cur, -1.0), sim)
     if not heads:
         return []
-    own = store.memory_vectors(list(heads))
+    own = store.memory_vectors(list(heads), ns)
     return [(m, max(sim, float(np.dot(own[m], vector)) if m in own else sim)) for m, sim in heads.items()]
 
 

@@ -138,8 +138,10 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         marks = ",".join("?" * len(chunk))
         cur.execute(f"DELETE FROM provenance WHERE namespace=? AND observation_id IN ({marks})", (ns, *chunk))
         cur.execute(f"DELETE FROM observations WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
-    cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id) VALUES ('memories', ?)", [(m,) for m in mem_ids])
-    cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id) VALUES ('observations', ?)", [(o,) for o in obs_ids])
+    cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id, namespace) VALUES ('memories', ?, ?)",
+                    [(m, ns) for m in mem_ids])
+    cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id, namespace) VALUES ('observations', ?, ?)",
+                    [(o, ns) for o in obs_ids])
     for older, newer in sorted(bridges.items()):  # the chain closes over the erased link: the old value stays replaced
         cur.add_link(ns, newer, older, "supersedes", "re-linked: the version between them was erased")
         # it held until the surviving version began (what the erased one said of its end is gone with it)
