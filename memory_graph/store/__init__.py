@@ -115,8 +115,26 @@ def observation_metadata(row: Any, fields: set[str] | None = None) -> dict[str, 
 
 
 def _owner_line() -> str:
-    """Who is taking the lock: pid, host and command line (shown to a process that waits too long)."""
+    """Who is taking the lock: pid, host and time (shown to a process that waits too long)."""
     return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": now_iso()})
+
+
+OWNER_BYTES = 512
+"""The owner file's size: every line is padded to it with spaces (a JSON reader ignores them)."""
+
+
+def _write_owner(path: Path) -> None:
+    """Write :func:`_owner_line` over the owner file in place, padded to ``OWNER_BYTES``, never truncating it: on
+    ext4 a truncate-and-rewrite (``Path.write_text``) forces the file's blocks to disk at close (``auto_da_alloc``),
+    which cost 0.5-12 ms per store operation, three per ``observe`` (issue 22); an in-place write costs ~5 µs."""
+    line = _owner_line().encode("utf-8")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, line.ljust(OWNER_BYTES), 0)
+        if len(line) > OWNER_BYTES:  # a host name longer than the padding: the file grew, so cut it to the line
+            os.ftruncate(fd, len(line))
+    finally:
+        os.close(fd)
 
 
 class Store:
@@ -349,7 +367,7 @@ class Store:
             self._file_lock.acquire()
         except Timeout:
             try:
-                holder = json.loads(self._owner_file.read_text(encoding="utf-8"))
+                holder = json.loads(self._owner_file.read_text(encoding="utf-8").strip())
                 # pid, host and time only: the holder's command line can quote another user's question
                 who = f"pid {holder.get('pid')} on {holder.get('host')} (since {holder.get('since')})"
             except (OSError, ValueError, AttributeError):
@@ -359,7 +377,7 @@ class Store:
                 f"(MEMORY_GRAPH_LOCK_TIMEOUT)"
             ) from None
         with contextlib.suppress(OSError):
-            self._owner_file.write_text(_owner_line(), encoding="utf-8")
+            _write_owner(self._owner_file)
 
     def _refresh_index(self) -> None:
         generation = self.ledger.index_generation()
