@@ -322,7 +322,8 @@ def recall(
         requests = [IndexQuery(pool_size, _status_filter(as_of_iso, include_history), enough=ctx.max_items)]
         if chains:
             requests.append(IndexQuery(CHAIN_HITS, REPLACED, enough=0))
-        found = store.search_memories_many(vector, ns, requests)
+        # the raw messages' search too: the namespace's live part is read once for every request
+        found, (near_messages,) = store.search(vector, ns, requests, [_observation_request(pool_size // 2, as_of_iso)])
         hits = found[0]
         hits += _lexical_hits(store, ns, query, vector, {h[0] for h in hits}, as_of_iso, include_history)
         hits += _same_key_hits(store, ns, hits, vector, as_of_iso, include_history)
@@ -363,7 +364,7 @@ def recall(
             items.append(item)
             values.append(u)
             relevances.append(sims[mid])
-        for item, value in _observation_candidates(store, ns, vector, pool_size // 2, as_of_iso, best, exclude_observations or set(),
+        for item, value in _observation_candidates(store, ns, near_messages, as_of_iso, best, exclude_observations or set(),
                                                    beside_memories=ctx.raw_messages):
             item.tokens = count_tokens(render_line(item), ctx.encoding) + 1
             items.append(item)
@@ -590,9 +591,14 @@ def _chain_heads(
     return [(m, max(sim, float(np.dot(own[m], vector)) if m in own else sim)) for m, sim in heads.items()]
 
 
+def _observation_request(n: int, as_of_iso: str | None) -> IndexQuery:
+    """The search of raw messages beside the memories: the ``n`` nearest, said at or before ``as_of``."""
+    return IndexQuery(n, {"time": {"$lte": to_epoch(as_of_iso, 0)}} if as_of_iso else None)
+
+
 def _observation_candidates(
-    store: Store, ns: str, vector: Any, n: int, as_of_iso: str | None, best_memory_sim: float, exclude: set[str],
-    beside_memories: bool = False,
+    store: Store, ns: str, hits: list[tuple[str, float]], as_of_iso: str | None, best_memory_sim: float,
+    exclude: set[str], beside_memories: bool = False,
 ) -> list[tuple[RecallItem, float]]:
     """Raw messages, beside the memories formed from them, so that nothing said is unreachable and a message
     keeps its context (a note cut from "June whelped overnight, seven total, ... on May 31" loses what the
@@ -600,9 +606,8 @@ def _observation_candidates(
     replaced, retracted or forgotten fact's message is never shown raw, its memories carry the marks. Questions,
     assistant/tool turns and withheld messages (role-play, hypotheticals, forget requests: ``rules.withheld``) are
     left out. A message and the memories formed from it are deduplicated before selection (``_repeats``).
+    ``hits``: the nearest messages, ``[(id, cosine)]`` (searched with the pool, ``_observation_request``).
     """
-    where = {"time": {"$lte": to_epoch(as_of_iso, 0)}} if as_of_iso else None
-    hits = store.search_observations(vector, ns, n, where)
     if not hits:
         return []
     rows = store.ledger.held_observations(ns, [h[0] for h in hits], as_of_iso)

@@ -26,6 +26,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,19 @@ def memory_metadata(row: Any, fields: set[str] | None = None) -> dict[str, Any]:
 def observation_metadata(row: Any, fields: set[str] | None = None) -> dict[str, Any]:
     """Chroma metadata of a ledger observation row (namespace and time; no text); only ``fields`` when given."""
     return {k: f(row) for k, f in _OBSERVATION_FIELDS.items() if fields is None or k in fields}
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How a search reads one kind of record (memories, observations): the parts a request reads, the ledger's
+    filter rows of some ids, a row's filter fields, the ids an index range finds for a filter (None: it cannot),
+    and every filter row of the namespace (an exact search)."""
+
+    parts_of: Callable[[IndexQuery], tuple[str, ...]]
+    rows_of: Callable[[list[str]], dict[str, Any]]
+    metadata: Callable[[Any, set[str]], dict[str, Any]]
+    matching: Callable[[dict[str, Any] | None, int], list[str] | None]
+    every_row: Callable[[], dict[str, Any]]
 
 
 def _owner_line() -> str:
@@ -451,66 +465,77 @@ class Store:
     def search_memories_many(
         self, vector: np.ndarray, namespace: str, requests: Sequence[IndexQuery]
     ) -> list[list[tuple[str, float]]]:
-        """Several searches of one query vector -> one ``[(id, cosine)]`` list per request, nearest first.
-
-        Each request reads the parts of the namespace's index that can hold what it asks for (``memory_parts``:
-        the live part alone for current and contested memories), fetching the nearest ``FIRST_FETCH`` records of
-        each unfiltered, and keeps those whose ledger row satisfies its filter
-        (:func:`~memory_graph.store.index.matches` on the row's filter fields). A request left short is answered
-        from a wider fetch (``OVERFETCH``), then exactly: by scoring the stored vectors of the memories the
-        ledger finds for its filter (an index range when at most ``FEW_MATCHES``, else every memory of the
-        namespace: O(namespace), rare). Why: Chroma evaluates a metadata filter over a whole collection (20-47
-        ms at 10k memories, against about 1 ms unfiltered, issue 13), and no status lives in Chroma (issue 22:
-        a status change writes nothing there)."""
-        with self.session():
-            return self._search_many(
-                namespace, vector, requests, lambda r: memory_parts(r.where),
-                lambda ids: self.ledger.memory_filters(namespace, ids), memory_metadata,
-                lambda where, limit: self.ledger.memory_ids_matching(namespace, where, limit),
-                lambda: self.ledger.memory_filters(namespace))
+        """Several searches of memories by one query vector -> one ``[(id, cosine)]`` list per request, nearest
+        first (see :meth:`search`)."""
+        return self.search(vector, namespace, requests)[0]
 
     def search_observations(
         self, vector: np.ndarray, namespace: str, n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[str, float]]:
         """Nearest ``n`` observations of ``namespace`` matching ``where`` (fields ``time``, ``namespace``) ->
-        ``[(id, cosine)]`` (as :meth:`search_memories_many`; they are in the ``obs`` part, the latest turns' in the
-        ``live`` part until filed)."""
+        ``[(id, cosine)]`` (see :meth:`search`)."""
+        return self.search(vector, namespace, [], [IndexQuery(n, where)])[1][0]
+
+    def search(
+        self, vector: np.ndarray, namespace: str, memories: Sequence[IndexQuery],
+        observations: Sequence[IndexQuery] = (),
+    ) -> tuple[list[list[tuple[str, float]]], list[list[tuple[str, float]]]]:
+        """Searches of memories and of observations by one query vector, each part of the namespace's index queried
+        once for all of them (a recall reads three parts, not four) -> ``(one [(id, cosine)] list per memory
+        request, one per observation request)``, nearest first.
+
+        Each request reads the parts of the namespace's index that can hold what it asks for (``memory_parts``:
+        the ``live`` part alone for current and contested memories; observations: ``obs`` and the ``live`` part's
+        inbox), fetching the nearest ``FIRST_FETCH`` records of each unfiltered, and keeps those whose ledger row
+        satisfies its filter (:func:`~memory_graph.store.index.matches` on the row's filter fields). A request left
+        short is answered from a wider fetch (``OVERFETCH``), then exactly: by scoring the stored vectors of the
+        records the ledger finds for its filter (an index range when at most ``FEW_MATCHES`` memories, else every
+        record of the namespace: O(namespace), rare). Why: Chroma evaluates a metadata filter over a whole
+        collection (20-47 ms at 10k memories, against about 1 ms unfiltered, issue 13), and no status lives in
+        Chroma (issue 22: a status change writes nothing there)."""
+        kinds = {
+            "memories": _Kind(lambda r: memory_parts(r.where), lambda ids: self.ledger.memory_filters(namespace, ids),
+                              memory_metadata, lambda where, limit: self.ledger.memory_ids_matching(namespace, where, limit),
+                              lambda: self.ledger.memory_filters(namespace)),
+            "observations": _Kind(lambda r: (OBSERVATIONS, LIVE), lambda ids: self.ledger.observation_filters(namespace, ids),
+                                  observation_metadata, lambda where, limit: None,
+                                  lambda: self.ledger.observation_filters(namespace)),
+        }
+        asked = [(r, kinds["memories"]) for r in memories] + [(r, kinds["observations"]) for r in observations]
         with self.session():
-            return self._search_many(
-                namespace, vector, [IndexQuery(n, where)], lambda r: (OBSERVATIONS, LIVE),
-                lambda ids: self.ledger.observation_filters(namespace, ids), observation_metadata,
-                lambda where, limit: None, lambda: self.ledger.observation_filters(namespace))[0]
+            found = self._search_many(namespace, vector, asked)
+        return found[: len(memories)], found[len(memories) :]
 
     def _search_many(
-        self, namespace: str, vector: np.ndarray, requests: Sequence[IndexQuery],
-        parts_of: Callable[[IndexQuery], tuple[str, ...]], rows_of: Callable[[list[str]], dict[str, Any]],
-        metadata: Callable[[Any, set[str]], dict[str, Any]],
-        matching: Callable[[dict[str, Any] | None, int], list[str] | None],
-        every_row: Callable[[], dict[str, Any]],
+        self, namespace: str, vector: np.ndarray, requests: Sequence[tuple[IndexQuery, _Kind]],
     ) -> list[list[tuple[str, float]]]:
         index = self.index
-        fetch = max(FIRST_FETCH, 2 * max((r.n for r in requests), default=1))
-        fields = set().union(*(filter_fields(r.where) for r in requests))
+        fetch = max(FIRST_FETCH, 2 * max((r.n for r, _ in requests), default=1))
+        fields = set().union(*(filter_fields(r.where) for r, _ in requests))
         found: dict[int, list[tuple[str, float]]] = {}
         while True:
             near = {part: index.nearest(namespace, part, vector, fetch)
-                    for part in dict.fromkeys(p for r in requests for p in parts_of(r))}
-            rows = rows_of(list(dict.fromkeys(i for hits in near.values() for i, _ in hits)))  # this namespace's
-            metas: dict[str, dict[str, Any]] = {}
-            for i, row in rows.items():
-                with contextlib.suppress(ValueError, OverflowError):  # an unreadable date is never indexed anyway
-                    metas[i] = metadata(row, fields)
+                    for part in dict.fromkeys(p for r, kind in requests for p in kind.parts_of(r))}
+            fetched = list(dict.fromkeys(i for hits in near.values() for i, _ in hits))
+            metas: dict[int, dict[str, dict[str, Any]]] = {}  # per kind (by id of its object): this namespace's rows
+            for _, kind in requests:
+                if id(kind) not in metas:
+                    metas[id(kind)] = {}
+                    for i, row in kind.rows_of(fetched).items():
+                        with contextlib.suppress(ValueError, OverflowError):  # an unreadable date is never indexed
+                            metas[id(kind)][i] = kind.metadata(row, fields)
             short: list[int] = []
-            for k, request in enumerate(requests):
+            for k, (request, kind) in enumerate(requests):
                 if k in found:
                     continue
-                chosen = parts_of(request)
+                chosen = kind.parts_of(request)
                 pool: dict[str, float] = {}
                 for part in chosen:
                     for i, s in near[part]:
                         pool[i] = max(s, pool.get(i, s))  # a record in two parts (a move cut short) counts once
+                rows = metas[id(kind)]
                 hits = [(i, s) for i, s in sorted(pool.items(), key=lambda h: -h[1])
-                        if i in metas and matches(metas[i], request.where or {})]
+                        if i in rows and matches(rows[i], request.where or {})]
                 # a part fetched to its limit may hold more beyond its farthest record: only hits at least that
                 # near are certain to be in the request's answer, in order
                 edge = max((near[p][-1][1] for p in chosen if len(near[p]) >= fetch), default=float("-inf"))
@@ -524,22 +549,23 @@ class Store:
             if not short:
                 break
             if fetch < OVERFETCH:
-                few = {k: matching(requests[k].where, FEW_MATCHES + 1) for k in short}
-                for k, ids in few.items():  # a filter the ledger resolves to a few memories: score those
+                for k in short:  # a filter the ledger resolves to a few memories: score those
+                    request, kind = requests[k]
+                    ids = kind.matching(request.where, FEW_MATCHES + 1)
                     if ids is not None and len(ids) <= FEW_MATCHES:
-                        found[k] = self._scored(namespace, vector, ids, parts_of(requests[k]), requests[k].n)
+                        found[k] = self._scored(namespace, vector, ids, kind.parts_of(request), request.n)
                 if len(found) == len(requests):
                     break
                 fetch = OVERFETCH  # a second, wider fetch
                 continue
-            every = every_row()  # exact: every record of the namespace the filter matches, by its stored vector
-            for k in short:
+            for k in short:  # exact: every record of the namespace the filter matches, by its stored vector
+                request, kind = requests[k]
                 ids = []
-                for i, row in every.items():
+                for i, row in kind.every_row().items():
                     with contextlib.suppress(ValueError, OverflowError):
-                        if matches(metadata(row, fields), requests[k].where or {}):
+                        if matches(kind.metadata(row, fields), request.where or {}):
                             ids.append(i)
-                found[k] = self._scored(namespace, vector, ids, parts_of(requests[k]), requests[k].n)
+                found[k] = self._scored(namespace, vector, ids, kind.parts_of(request), request.n)
             break
         return [found[k] for k in range(len(requests))]
 
