@@ -263,7 +263,7 @@ def test_a_store_made_before_collections_per_namespace_is_moved_on_open(tmp_path
                 index.client.delete_collection(name)
         with store.ledger.tx() as cur:  # and the ledger of schema 11
             cur.execute("DROP TABLE index_inbox")
-            cur.execute("ALTER TABLE index_deletes DROP COLUMN namespace")
+            cur.execute("DROP TABLE index_drops")
             cur.execute("PRAGMA user_version=11")
     store = Store.open(str(location))
     try:

@@ -9,7 +9,7 @@ keeps its vector index in memory, so a client left open would not see the other 
 
 Opening reconciles the index with the ledger in O(rows to fix): rows written to the ledger but not yet indexed
 (``indexed = 0``, e.g. after a crash) are embedded and upserted, and index records queued for deletion in
-``index_deletes`` (by a hard delete's transaction) are dropped. A row that cannot be indexed (an unreadable
+``index_drops`` (by a hard delete's transaction) are dropped. A row that cannot be indexed (an unreadable
 date written by an older version) is skipped and reported, never raised: one bad row cannot stop a store from
 opening.
 """
@@ -730,7 +730,7 @@ class Store:
 
     def reconcile(self) -> dict[str, int]:
         """Bring the index in line with the ledger in O(rows to fix): move a layout-2 index into layout 3 (once),
-        index rows with ``indexed = 0``, drop the index records queued in ``index_deletes`` and file every inbox.
+        index rows with ``indexed = 0``, drop the index records queued in ``index_drops`` and file every inbox.
         Never raises for a bad row: it is skipped, logged and counted. Returns ``{"indexed", "removed",
         "skipped"}``."""
         with self.session():
@@ -784,20 +784,24 @@ class Store:
         log.info("index of %s: %d records moved to a collection per namespace (layout %d)", self.location, moved, LAYOUT)
 
     def _apply_index_deletes(self) -> int:
-        queued = self.ledger.query("SELECT collection, id, namespace FROM index_deletes")
-        if not queued:
+        """Delete the index records hard deletes queued (``index_drops``: from their namespace's collections;
+        ``index_deletes``, queued before collections per namespace: from every collection), then compact."""
+        queued = self.ledger.query("SELECT namespace, id FROM index_drops")
+        legacy = self.ledger.query("SELECT collection, id FROM index_deletes")
+        if not queued and not legacy:
             return 0
-        by_ns: dict[str | None, list[str]] = {}
+        by_ns: dict[str | None, list[str]] = {None: [r["id"] for r in legacy]} if legacy else {}
         for r in queued:
             by_ns.setdefault(r["namespace"], []).append(r["id"])
         for ns, ids in by_ns.items():  # every part: a record may sit in the inbox or be mid-move
             self.index.delete(ns, ids)
         self._wrote_index()
-        self._purge_index_files([r["id"] for r in queued])
+        self._purge_index_files([i for ids in by_ns.values() for i in ids])
         with self.ledger.tx() as cur:
-            cur.executemany("DELETE FROM index_deletes WHERE collection=? AND id=?", [(r["collection"], r["id"]) for r in queued])
-            cur.executemany("DELETE FROM index_inbox WHERE id=?", [(r["id"],) for r in queued])
-        return len(queued)
+            cur.executemany("DELETE FROM index_drops WHERE namespace=? AND id=?", [(r["namespace"], r["id"]) for r in queued])
+            cur.executemany("DELETE FROM index_deletes WHERE collection=? AND id=?", [(r["collection"], r["id"]) for r in legacy])
+            cur.executemany("DELETE FROM index_inbox WHERE id=?", [(i,) for ids in by_ns.values() for i in ids])
+        return len(queued) + len(legacy)
 
     def _purge_index_files(self, ids: Sequence[str]) -> None:
         """Leave no vector of ``ids`` in Chroma's files. Deleting from Chroma is not enough: its HNSW files keep a
@@ -832,6 +836,7 @@ class Store:
             cur.execute(f"UPDATE memories SET indexed=0{where}")
             cur.execute(f"UPDATE observations SET indexed=0{where}")
             cur.execute("DELETE FROM index_deletes")
+            cur.execute("DELETE FROM index_drops")
             cur.execute("DELETE FROM index_inbox")
         self._wrote_index()
 

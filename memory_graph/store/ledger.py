@@ -127,10 +127,13 @@ MIGRATIONS: tuple[str, ...] = (
     "CREATE TABLE IF NOT EXISTS erased (digest TEXT PRIMARY KEY) WITHOUT ROWID",
     # 12 (2026-12-02): a collection per namespace (issue 22). The records of a namespace's latest turns that sit in
     # its ``live`` part but belong in another (observations, replaced memories), moved there a batch at a time
-    # (``Store.index_turn``); and the namespace of a queued index deletion (NULL: queued before; every collection)
+    # (``Store.index_turn``)
     "CREATE TABLE IF NOT EXISTS index_inbox (namespace TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (namespace, id)) "
     "WITHOUT ROWID",
-    "ALTER TABLE index_deletes ADD COLUMN namespace TEXT",
+    # 13 (2026-12-02): index records a hard delete queued, with their namespace (whose collections hold them);
+    # ``index_deletes`` rows queued before name none and are deleted from every collection
+    "CREATE TABLE IF NOT EXISTS index_drops (namespace TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (namespace, id)) "
+    "WITHOUT ROWID",
 )
 """Schema changes after the base ``SCHEMA``, in order; ``PRAGMA user_version`` counts those applied. Opening a
 store applies the missing ones in one transaction; a store whose version is newer than this code is refused."""
