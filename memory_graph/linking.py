@@ -410,32 +410,35 @@ def link_records(
     messages = {oid: row["text"] for oid, row in store.ledger.observations(
         namespace, sorted(o for o, n in per_message.items() if n == 1)).items()} if use_model else {}
     formed: dict[str, set[str]] = {}  # observation id -> memories formed from it in this call
-    with store.write() as tx:
-        # idempotent: an observation another run (or process) already linked forms nothing again; this run
-        # and a run that picked up the same crash-interrupted observation cannot both write its memories
-        done = tx.processed_among(namespace, [r.observation_id for r in records])
-        for i, record in sorted(enumerate(records), key=lambda ir: ir[1].valid_from):
-            if record.observation_id in done:  # report what the other run formed from it (the caller's result)
-                if (earlier := _formed_elsewhere(tx, namespace, record)) is not None:
-                    actions.append(earlier)
-                continue
-            verdict = None
-            if use_model and relate is not None and not record.forget:
-                verdict = model_verdict(store, namespace, record, messages.get(record.observation_id, ""), relate, created,
-                                        frozenset(formed.get(record.observation_id, ())))
-            action = _link_one(tx, store, ctx, namespace, record, created, proposals.get(i), voted, verdict)
-            if action.get("id"):
-                formed.setdefault(record.observation_id, set()).add(action["id"])
-            action["record"] = record
-            actions.append(action)
-            touched.extend(action["targets"])
-            created.extend(action.get("kept", []))  # what a forget request left of a note (``_redacted``)
-            if action["action"] != "duplicate" and action["action"] != "forget":
-                created.append(action["id"])
-            elif action["action"] == "duplicate":
-                touched.append(action["id"])
-        tx.mark_processed(namespace, processed)
-    store.index_memories(created)  # one batch: ids created in this call
+    # one hold for the turn's writes and its index write: no other process finds its messages linked but not
+    # indexed (its reconcile would embed them again: breaker run, issue 21)
+    with store.session():
+        with store.write() as tx:
+            # idempotent: an observation another run (or process) already linked forms nothing again; this run
+            # and a run that picked up the same crash-interrupted observation cannot both write its memories
+            done = tx.processed_among(namespace, [r.observation_id for r in records])
+            for i, record in sorted(enumerate(records), key=lambda ir: ir[1].valid_from):
+                if record.observation_id in done:  # report what the other run formed from it (the caller's result)
+                    if (earlier := _formed_elsewhere(tx, namespace, record)) is not None:
+                        actions.append(earlier)
+                    continue
+                verdict = None
+                if use_model and relate is not None and not record.forget:
+                    verdict = model_verdict(store, namespace, record, messages.get(record.observation_id, ""), relate, created,
+                                            frozenset(formed.get(record.observation_id, ())))
+                action = _link_one(tx, store, ctx, namespace, record, created, proposals.get(i), voted, verdict)
+                if action.get("id"):
+                    formed.setdefault(record.observation_id, set()).add(action["id"])
+                action["record"] = record
+                actions.append(action)
+                touched.extend(action["targets"])
+                created.extend(action.get("kept", []))  # what a forget request left of a note (``_redacted``)
+                if action["action"] != "duplicate" and action["action"] != "forget":
+                    created.append(action["id"])
+                elif action["action"] == "duplicate":
+                    touched.append(action["id"])
+            tx.mark_processed(namespace, processed)
+        store.index_turn(namespace, processed, created)  # one write: the turn's observations and memories
     store.sync_metadata(sorted(set(touched) - set(created)))
     return actions
 

@@ -222,15 +222,11 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     # the model is configured before anything is written: a configuration error (no key) stores nothing
     model = make_chat_model(ctx.model, ctx.base_url, deadline=state.turn_deadline, budget_s=ctx.model_deadline_s) if ctx.model else None
     stored: list[Observation] = list(reprocess)
-    # embedded before the store is held (seconds for a pasted log), then stored and indexed in one hold of it: no
-    # other process ever finds these messages stored but not indexed, and re-embeds them under its own hold
-    # (breaker run, issue 21: an open during a paste took 34-44 s)
-    store.embed([o["text"] for o in observations])
-    with store.session():
-        with store.write() as tx:
-            for o in observations:
-                stored.append(Observation(id=tx.add_observation(ctx.user_id, **o, withheld=rules.withheld(o["text"])), **o))
-        store.index_observations([o.id for o in stored[len(reprocess):]])
+    # embedded without holding the store (seconds for a pasted log); the link node indexes them from the cache
+    store.embed([o.text for o in stored] + [o["text"] for o in observations])
+    with store.write() as tx:
+        for o in observations:
+            stored.append(Observation(id=tx.add_observation(ctx.user_id, **o, withheld=rules.withheld(o["text"])), **o))
     records: list[MemoryRecord] = []
     fallbacks: list[dict[str, Any]] = []
     pasted = _pasted(observations, stored)
@@ -238,8 +234,8 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
         found = (llm_extractor.extract(model, obs, mode=ctx.structured_output, fallbacks=fallbacks)
                  if model is not None else rules.extract(obs))
         records.extend(r for r in found if not (obs.id in pasted and rules.is_free_text(r)))
-    store.embed([r.text for r in records])  # one batch; link reuses the vectors
-    store.index_observations([o.id for o in reprocess])
+    store.embed([r.text for r in records])  # link reuses the vectors
+    # the observations are indexed by the link node, in one write with the memories formed from them
     return {"extracted": [r.model_dump() for r in records], "observations": [], "observed": [o.id for o in stored],
             "model_fallbacks": fallbacks}
 

@@ -329,7 +329,8 @@ def recall(
         requests = [IndexQuery(pool_size, _status_filter(as_of_iso, include_history), enough=ctx.max_items)]
         if chains:
             requests.append(IndexQuery(CHAIN_HITS, REPLACED, enough=0))
-        found = store.search_memories_many(vector, ns, requests)
+        # the raw messages' search too: the namespace's live part is read once for every request
+        found, (near_messages,) = store.search(vector, ns, requests, [_observation_request(pool_size // 2, as_of_iso)])
         hits = found[0]
         hits += _lexical_hits(store, ns, query, vector, {h[0] for h in hits}, as_of_iso, include_history)
         hits += _same_key_hits(store, ns, hits, vector, as_of_iso, include_history)
@@ -370,7 +371,7 @@ def recall(
             items.append(item)
             values.append(u)
             relevances.append(sims[mid])
-        for item, value in _observation_candidates(store, ns, vector, pool_size // 2, as_of_iso, best, exclude_observations or set(),
+        for item, value in _observation_candidates(store, ns, near_messages, as_of_iso, best, exclude_observations or set(),
                                                    beside_memories=ctx.raw_messages):
             item.tokens = count_tokens(render_line(item), ctx.encoding) + 1
             items.append(item)
@@ -527,7 +528,7 @@ def _lexical_hits(
     # held ones first, then cut: among equal BM25 scores (templated texts) the current value must not lose its
     # place to replaced ones that happen to sort first (breaker run)
     keep = [m for m in extra if m in rows and _held(rows[m], as_of_iso, include_history)][:LEXICAL_K]
-    vectors = store.memory_vectors(keep)
+    vectors = store.memory_vectors(keep, ns)
     return [(m, float(np.dot(vectors[m], vector))) for m in keep if m in vectors]
 
 
@@ -550,7 +551,7 @@ def _same_key_hits(
         for row in store.ledger.newest_of_key(ns, subject, attribute):
             if row["id"] not in seen and row["id"] not in extra and _held(row, as_of_iso, include_history):
                 extra.append(row["id"])
-    vectors = store.memory_vectors(extra)
+    vectors = store.memory_vectors(extra, ns)
     return [(m, float(np.dot(vectors[m], vector))) for m in extra if m in vectors]
 
 
@@ -593,13 +594,18 @@ def _chain_heads(
             heads[cur] = max(heads.get(cur, -1.0), sim)
     if not heads:
         return []
-    own = store.memory_vectors(list(heads))
+    own = store.memory_vectors(list(heads), ns)
     return [(m, max(sim, float(np.dot(own[m], vector)) if m in own else sim)) for m, sim in heads.items()]
 
 
+def _observation_request(n: int, as_of_iso: str | None) -> IndexQuery:
+    """The search of raw messages beside the memories: the ``n`` nearest, said at or before ``as_of``."""
+    return IndexQuery(n, {"time": {"$lte": to_epoch(as_of_iso, 0)}} if as_of_iso else None)
+
+
 def _observation_candidates(
-    store: Store, ns: str, vector: Any, n: int, as_of_iso: str | None, best_memory_sim: float, exclude: set[str],
-    beside_memories: bool = False,
+    store: Store, ns: str, hits: list[tuple[str, float]], as_of_iso: str | None, best_memory_sim: float,
+    exclude: set[str], beside_memories: bool = False,
 ) -> list[tuple[RecallItem, float]]:
     """Raw messages, beside the memories formed from them, so that nothing said is unreachable and a message
     keeps its context (a note cut from "June whelped overnight, seven total, ... on May 31" loses what the
@@ -607,9 +613,8 @@ def _observation_candidates(
     replaced, retracted or forgotten fact's message is never shown raw, its memories carry the marks. Questions,
     assistant/tool turns and withheld messages (role-play, hypotheticals, forget requests: ``rules.withheld``) are
     left out. A message and the memories formed from it are deduplicated before selection (``_repeats``).
+    ``hits``: the nearest messages, ``[(id, cosine)]`` (searched with the pool, ``_observation_request``).
     """
-    where = {"time": {"$lte": to_epoch(as_of_iso, 0)}} if as_of_iso else None
-    hits = store.search_observations(vector, ns, n, where)
     if not hits:
         return []
     rows = store.ledger.held_observations(ns, [h[0] for h in hits], as_of_iso)

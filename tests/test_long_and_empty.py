@@ -127,10 +127,11 @@ def test_a_pasted_log_is_kept_and_searchable_but_forms_no_memories_of_raw_chunks
         assert held_while_embedding and set(held_while_embedding) == {0}
 
 
-def test_no_other_process_finds_a_paste_stored_but_not_indexed(tmp_path: Path) -> None:
+def test_no_other_process_reembeds_a_paste_being_observed(tmp_path: Path) -> None:
     """Breaker run (issue 21, high): a process opening the store during a paste found its chunks stored but not yet
-    indexed and embedded them all itself while holding the store (an open took 34-44 s). The chunks are embedded
-    before the store is held, then stored and indexed in one hold: whenever the hold ends, none is unindexed."""
+    indexed and embedded them all itself while holding the store (an open took 34-44 s). An observation not yet
+    linked is left to the link node that forms its memories (which indexes it in the turn's one write), so another
+    process's reconcile embeds nothing of it; whenever a hold ends, every linked observation is indexed."""
     import contextlib
 
     from fakes import StemBagEmbedder
@@ -138,7 +139,7 @@ def test_no_other_process_finds_a_paste_stored_but_not_indexed(tmp_path: Path) -
     from memory_graph.store import Store
 
     log = "\n".join(f"12:00:{i % 60:02d} INFO worker-{i % 7} request id={1000 + i} took {i % 900}ms" for i in range(900))
-    unindexed_at_release: list[int] = []
+    linked_unindexed_at_release: list[int] = []
     session = Store.session
 
     @contextlib.contextmanager
@@ -147,8 +148,8 @@ def test_no_other_process_finds_a_paste_stored_but_not_indexed(tmp_path: Path) -
         with session(self) as held:
             yield held
             if outer:
-                unindexed_at_release.append(
-                    self.ledger.query("SELECT COUNT(*) AS n FROM observations WHERE indexed=0")[0]["n"])
+                linked_unindexed_at_release.append(self.ledger.query(
+                    "SELECT COUNT(*) AS n FROM observations WHERE indexed=0 AND processed=1")[0]["n"])
 
     with Memory(tmp_path / "s", user_id="alice") as mem:
         mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
@@ -157,5 +158,22 @@ def test_no_other_process_finds_a_paste_stored_but_not_indexed(tmp_path: Path) -
             mem.observe(log, ref="paste-1", time="2024-06-01T00:00:00")
         finally:
             Store.session = session  # type: ignore[method-assign]
-        assert len(mem.store.ledger.observations_of_ref("alice", "paste-1")) > 10
-    assert unindexed_at_release and set(unindexed_at_release) == {0}
+        chunks = mem.store.ledger.observations_of_ref("alice", "paste-1")
+        assert len(chunks) > 10 and all(c["indexed"] == 1 for c in chunks)
+        with mem.store.ledger.tx() as cur:  # as another process sees a paste stored, not yet linked
+            cur.execute("UPDATE observations SET indexed=0, processed=0")
+    assert linked_unindexed_at_release and set(linked_unindexed_at_release) == {0}
+    embedded: list[str] = []
+
+    class Watched(StemBagEmbedder):
+        def embed(self, texts: list[str]) -> Any:
+            embedded.extend(texts)
+            return super().embed(texts)
+
+    other = Store.open(tmp_path / "s")  # as another process opens it: its reconcile embeds nothing of the paste
+    try:
+        assert other.last_reconcile["indexed"] == 0
+        other._embedder = Watched()  # type: ignore[assignment]
+        assert other.reconcile()["indexed"] == 0 and embedded == []
+    finally:
+        other.release()

@@ -16,6 +16,7 @@ import pytest
 
 from memory_graph import Memory
 from memory_graph.errors import InvalidInputError, StoreError
+from memory_graph.store.index import PARTS
 from memory_graph.store.sql import is_database_url, postgres_schema, redact_url, to_postgres
 
 
@@ -103,8 +104,8 @@ def test_a_hard_delete_leaves_no_text_in_the_database_or_vectors_in_chroma(serve
             found = [f for f in (servers.data_dir / "base").rglob("*") if f.is_file() and b"XK-77120" in f.read_bytes()]
             assert found == []
         with mem.store.session():
-            left = mem.store.index.memories.get(ids=gone["forgotten"])["ids"] + \
-                mem.store.index.observations.get(ids=gone["observations"])["ids"]
+            left = [i for part in PARTS for i in mem.store.index.present(mem.context.user_id, part,
+                                                                          gone["forgotten"] + gone["observations"])]
         assert left == []
 
 

@@ -9,7 +9,7 @@ keeps its vector index in memory, so a client left open would not see the other 
 
 Opening reconciles the index with the ledger in O(rows to fix): rows written to the ledger but not yet indexed
 (``indexed = 0``, e.g. after a crash) are embedded and upserted, and index records queued for deletion in
-``index_deletes`` (by a hard delete's transaction) are dropped. A row that cannot be indexed (an unreadable
+``index_drops`` (by a hard delete's transaction) are dropped. A row that cannot be indexed (an unreadable
 date written by an older version) is skipped and reported, never raised: one bad row cannot stop a store from
 opening.
 """
@@ -26,6 +26,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,19 +41,26 @@ from memory_graph.errors import (
     StoreError,
     StoreNotFoundError,
 )
-from memory_graph.records import searchable_text
+from memory_graph.records import LIVE_STATUSES, searchable_text
 from memory_graph.store import lexical
 from memory_graph.store.index import (
     FAR_FUTURE,
     FEW_MATCHES,
+    FILE_BATCH,
     FIRST_FETCH,
+    LAYOUT,
+    LIVE,
+    MEMORY,
+    OBSERVATION,
+    OBSERVATIONS,
     OVERFETCH,
+    REPLACED,
     IndexQuery,
     VectorIndex,
     cosine_ranked,
     filter_fields,
     matches,
-    parts_for,
+    memory_parts,
     scrub_unused_capacity,
 )
 from memory_graph.store.ledger import Ledger
@@ -107,14 +115,45 @@ def observation_metadata(row: Any, fields: set[str] | None = None) -> dict[str, 
     return {k: f(row) for k, f in _OBSERVATION_FIELDS.items() if fields is None or k in fields}
 
 
+@dataclass(frozen=True)
+class _Kind:
+    """How a search reads one kind of record (memories, observations): the parts a request reads, the ledger's
+    filter rows of some ids, a row's filter fields, the ids an index range finds for a filter (None: it cannot),
+    and every filter row of the namespace (an exact search)."""
+
+    parts_of: Callable[[IndexQuery], tuple[str, ...]]
+    rows_of: Callable[[list[str]], dict[str, Any]]
+    metadata: Callable[[Any, set[str]], dict[str, Any]]
+    matching: Callable[[dict[str, Any] | None, int], list[str] | None]
+    every_row: Callable[[], dict[str, Any]]
+
+
 def _owner_line() -> str:
-    """Who is taking the lock: pid, host and command line (shown to a process that waits too long)."""
+    """Who is taking the lock: pid, host and time (shown to a process that waits too long)."""
     return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": now_iso()})
 
 
 def _memory_text(row: Any) -> str:
     """What the index embeds of a memory row (its text with its source: ``records.searchable_text``)."""
     return searchable_text(row["text"], row["source"])
+
+
+OWNER_BYTES = 512
+"""The owner file's size: every line is padded to it with spaces (a JSON reader ignores them)."""
+
+
+def _write_owner(path: Path) -> None:
+    """Write :func:`_owner_line` over the owner file in place, padded to ``OWNER_BYTES``, never truncating it: on
+    ext4 a truncate-and-rewrite (``Path.write_text``) forces the file's blocks to disk at close (``auto_da_alloc``),
+    which cost 0.5-12 ms per store operation, three per ``observe`` (issue 22); an in-place write costs ~5 µs."""
+    line = _owner_line().encode("utf-8")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, line.ljust(OWNER_BYTES), 0)
+        if len(line) > OWNER_BYTES:  # a host name longer than the padding: the file grew, so cut it to the line
+            os.ftruncate(fd, len(line))
+    finally:
+        os.close(fd)
 
 
 class Store:
@@ -347,7 +386,7 @@ class Store:
             self._file_lock.acquire()
         except Timeout:
             try:
-                holder = json.loads(self._owner_file.read_text(encoding="utf-8"))
+                holder = json.loads(self._owner_file.read_text(encoding="utf-8").strip())
                 # pid, host and time only: the holder's command line can quote another user's question
                 who = f"pid {holder.get('pid')} on {holder.get('host')} (since {holder.get('since')})"
             except (OSError, ValueError, AttributeError):
@@ -357,7 +396,7 @@ class Store:
                 f"(MEMORY_GRAPH_LOCK_TIMEOUT)"
             ) from None
         with contextlib.suppress(OSError):
-            self._owner_file.write_text(_owner_line(), encoding="utf-8")
+            _write_owner(self._owner_file)
 
     def _refresh_index(self) -> None:
         generation = self.ledger.index_generation()
@@ -431,134 +470,246 @@ class Store:
     def search_memories_many(
         self, vector: np.ndarray, namespace: str, requests: Sequence[IndexQuery]
     ) -> list[list[tuple[str, float]]]:
-        """Several searches of one query vector -> one ``[(id, cosine)]`` list per request, nearest first.
-
-        One unfiltered index query fetches the ``OVERFETCH`` nearest memories, and each request keeps those
-        of ``namespace`` whose ledger row satisfies its filter (:func:`~memory_graph.store.index.matches` on the
-        row's index metadata, the same values Chroma holds). A request left short while the index holds more
-        is answered exactly: when the ledger resolves its filter to at most ``FEW_MATCHES`` memories (a scope
-        that holds one live price, a small namespace in a shared collection), by scoring their stored vectors;
-        otherwise by a query filtered inside Chroma. Why: a filtered Chroma query costs O(collection) (20-47 ms
-        at 10k memories, 119 ms at 100k, against about 1-4 ms unfiltered, issue 13)."""
-        with self.session():
-            return self._search_many(self.index.memories, vector, namespace, requests,
-                                     lambda ids: self.ledger.memory_filters(namespace, ids), memory_metadata,
-                                     lambda where: self.ledger.memory_ids_matching(namespace, where, FEW_MATCHES + 1))
+        """Several searches of memories by one query vector -> one ``[(id, cosine)]`` list per request, nearest
+        first (see :meth:`search`)."""
+        return self.search(vector, namespace, requests)[0]
 
     def search_observations(
         self, vector: np.ndarray, namespace: str, n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[str, float]]:
-        """Nearest ``n`` observations of ``namespace`` matching ``where`` -> ``[(id, cosine)]`` (as
-        :meth:`search_memories_many`)."""
-        with self.session():
-            return self._search_many(self.index.observations, vector, namespace, [IndexQuery(n, where)],
-                                     lambda ids: self.ledger.observation_filters(namespace, ids), observation_metadata)[0]
+        """Nearest ``n`` observations of ``namespace`` matching ``where`` (fields ``time``, ``namespace``) ->
+        ``[(id, cosine)]`` (see :meth:`search`)."""
+        return self.search(vector, namespace, [], [IndexQuery(n, where)])[1][0]
 
-    @staticmethod
+    def search(
+        self, vector: np.ndarray, namespace: str, memories: Sequence[IndexQuery],
+        observations: Sequence[IndexQuery] = (),
+    ) -> tuple[list[list[tuple[str, float]]], list[list[tuple[str, float]]]]:
+        """Searches of memories and of observations by one query vector, each part of the namespace's index queried
+        once for all of them (a recall reads three parts, not four) -> ``(one [(id, cosine)] list per memory
+        request, one per observation request)``, nearest first.
+
+        Each request reads the parts of the namespace's index that can hold what it asks for (``memory_parts``:
+        the ``live`` part alone for current and contested memories; observations: ``obs`` and the ``live`` part's
+        inbox), fetching the nearest ``FIRST_FETCH`` records of each unfiltered, and keeps those whose ledger row
+        satisfies its filter (:func:`~memory_graph.store.index.matches` on the row's filter fields). A request left
+        short is answered from a wider fetch (``OVERFETCH``), then exactly: by scoring the stored vectors of the
+        records the ledger finds for its filter (an index range when at most ``FEW_MATCHES`` memories, else every
+        record of the namespace: O(namespace), rare). Why: Chroma evaluates a metadata filter over a whole
+        collection (20-47 ms at 10k memories, against about 1 ms unfiltered, issue 13), and no status lives in
+        Chroma (issue 22: a status change writes nothing there)."""
+        kinds = {
+            "memories": _Kind(lambda r: memory_parts(r.where), lambda ids: self.ledger.memory_filters(namespace, ids),
+                              memory_metadata, lambda where, limit: self.ledger.memory_ids_matching(namespace, where, limit),
+                              lambda: self.ledger.memory_filters(namespace)),
+            "observations": _Kind(lambda r: (OBSERVATIONS, LIVE), lambda ids: self.ledger.observation_filters(namespace, ids),
+                                  observation_metadata, lambda where, limit: None,
+                                  lambda: self.ledger.observation_filters(namespace)),
+        }
+        asked = [(r, kinds["memories"]) for r in memories] + [(r, kinds["observations"]) for r in observations]
+        with self.session():
+            found = self._search_many(namespace, vector, asked)
+        return found[: len(memories)], found[len(memories) :]
+
     def _search_many(
-        collection: Any, vector: np.ndarray, namespace: str, requests: Sequence[IndexQuery],
-        rows_of: Callable[[list[str]], dict[str, Any]], metadata: Callable[[Any, set[str]], dict[str, Any]],
-        matching: Callable[[dict[str, Any] | None], list[str] | None] | None = None,
+        self, namespace: str, vector: np.ndarray, requests: Sequence[tuple[IndexQuery, _Kind]],
     ) -> list[list[tuple[str, float]]]:
-        fetch = max(FIRST_FETCH, 2 * max((r.n for r in requests), default=1))
-        exact: dict[int, list[tuple[str, float]] | None] = {}  # request -> its hits scored from the ledger's few
+        index = self.index
+        fetch = max(FIRST_FETCH, 2 * max((r.n for r, _ in requests), default=1))
+        fields = set().union(*(filter_fields(r.where) for r, _ in requests))
+        found: dict[int, list[tuple[str, float]]] = {}
         while True:
-            near: dict[Any, list[tuple[str, float]]] = {}  # per Chroma collection, its nearest records, unfiltered
-            for request in requests:
-                for part in parts_for(collection, request.where):
-                    if part.name not in near:
-                        near[part.name] = VectorIndex.nearest(part, vector, fetch)
-            rows = rows_of([i for hits in near.values() for i, _ in hits])  # this namespace's rows only
-            fields = set().union(*(filter_fields(r.where) for r in requests))
-            metas: dict[str, dict[str, Any]] = {}
-            for i, row in rows.items():
-                with contextlib.suppress(ValueError, OverflowError):  # an unreadable date is never indexed anyway
-                    metas[i] = metadata(row, fields)
-            found, short = [], False
-            for k, request in enumerate(requests):
-                chosen = parts_for(collection, request.where)
-                pool = sorted((h for part in chosen for h in near[part.name]), key=lambda h: -h[1])
-                hits = [(i, s) for i, s in pool if i in metas and matches(metas[i], request.where or {})]
-                exhausted = all(len(near[part.name]) < fetch for part in chosen)  # nothing else could match
-                lacking = len(hits) < min(request.n, request.least) and not exhausted
-                if lacking and k not in exact:  # before a wider fetch: does the filter match only a few memories?
-                    few = matching(request.where) if matching is not None else None
-                    exact[k] = (cosine_ranked(vector, VectorIndex.vectors(collection, few))
-                                if few is not None and len(few) <= FEW_MATCHES else None)
-                scored = exact.get(k)
-                if lacking and scored is not None:
-                    hits, lacking = scored, False
-                found.append((hits, lacking))
-                short = short or lacking
-            if not short or fetch >= OVERFETCH:
+            near = {part: index.nearest(namespace, part, vector, fetch)
+                    for part in dict.fromkeys(p for r, kind in requests for p in kind.parts_of(r))}
+            fetched = list(dict.fromkeys(i for hits in near.values() for i, _ in hits))
+            metas: dict[int, dict[str, dict[str, Any]]] = {}  # per kind (by id of its object): this namespace's rows
+            for _, kind in requests:
+                if id(kind) not in metas:
+                    metas[id(kind)] = {}
+                    for i, row in kind.rows_of(fetched).items():
+                        with contextlib.suppress(ValueError, OverflowError):  # an unreadable date is never indexed
+                            metas[id(kind)][i] = kind.metadata(row, fields)
+            short: list[int] = []
+            for k, (request, kind) in enumerate(requests):
+                if k in found:
+                    continue
+                chosen = kind.parts_of(request)
+                pool: dict[str, float] = {}
+                for part in chosen:
+                    for i, s in near[part]:
+                        pool[i] = max(s, pool.get(i, s))  # a record in two parts (a move cut short) counts once
+                rows = metas[id(kind)]
+                hits = [(i, s) for i, s in sorted(pool.items(), key=lambda h: -h[1])
+                        if i in rows and matches(rows[i], request.where or {})]
+                # a part fetched to its limit may hold more beyond its farthest record: only hits at least that
+                # near are certain to be in the request's answer, in order
+                edge = max((near[p][-1][1] for p in chosen if len(near[p]) >= fetch), default=float("-inf"))
+                certain = [h for h in hits if h[1] >= edge]
+                if request.least == 0:
+                    found[k] = hits[: max(1, request.n)]
+                elif len(certain) >= min(request.n, request.least):
+                    found[k] = certain[: max(1, request.n)]
+                else:
+                    short.append(k)
+            if not short:
                 break
-            fetch = OVERFETCH  # a second, wider fetch before any filter inside Chroma
-        out = []
-        for request, (hits, lacking) in zip(requests, found, strict=True):
-            if lacking:
-                hits = VectorIndex.search(collection, vector, namespace, request.n, request.where)
-            out.append(hits[: max(1, request.n)])
-        return out
+            if fetch < OVERFETCH:
+                for k in short:  # a filter the ledger resolves to a few memories: score those
+                    request, kind = requests[k]
+                    ids = kind.matching(request.where, FEW_MATCHES + 1)
+                    if ids is not None and len(ids) <= FEW_MATCHES:
+                        found[k] = self._scored(namespace, vector, ids, kind.parts_of(request), request.n)
+                if len(found) == len(requests):
+                    break
+                fetch = OVERFETCH  # a second, wider fetch
+                continue
+            for k in short:  # exact: every record of the namespace the filter matches, by its stored vector
+                request, kind = requests[k]
+                ids = []
+                for i, row in kind.every_row().items():
+                    with contextlib.suppress(ValueError, OverflowError):
+                        if matches(kind.metadata(row, fields), request.where or {}):
+                            ids.append(i)
+                found[k] = self._scored(namespace, vector, ids, kind.parts_of(request), request.n)
+            break
+        return [found[k] for k in range(len(requests))]
+
+    def _scored(self, namespace: str, vector: np.ndarray, ids: Sequence[str], parts: Sequence[str], n: int) -> list[tuple[str, float]]:
+        """The ``n`` of ``ids`` nearest ``vector`` by their stored vectors (an exact search of a known set)."""
+        return cosine_ranked(vector, self.index.vectors(namespace, ids, parts))[: max(1, n)]
 
     def search_lexical(self, namespace: str, query: str, k: int = LEXICAL_K) -> list[str]:
         """Ids of the ``k`` memories of ``namespace`` sharing the most BM25 weight with ``query``, best first
         (see :mod:`memory_graph.store.lexical`)."""
         return lexical.search(self.ledger, namespace, query, k)
 
-    def memory_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
-        """Stored vectors of the memories ``ids`` (those indexed) -> ``{id: (dim,) float32}``."""
+    def memory_vectors(self, ids: list[str], namespace: str) -> dict[str, np.ndarray]:
+        """Stored vectors of the memories ``ids`` of ``namespace`` (those indexed) -> ``{id: (dim,) float32}``."""
         with self.session():
-            return VectorIndex.vectors(self.index.memories, ids)
+            return self.index.vectors(namespace, ids, (LIVE, REPLACED))
 
     def index_counts(self) -> dict[str, int]:
-        """Records in the index: ``{"memories": n, "observations": n}`` (all namespaces)."""
+        """Records in the index: ``{"memories": n, "observations": n}`` (all namespaces; reads every collection)."""
         with self.session():
-            return {"memories": self.index.memories.count(), "observations": self.index.observations.count()}
+            return self.index.counts()
 
     # ---- index maintenance -----------------------------------------------------------------------------
 
+    def index_turn(self, namespace: str, observation_ids: Sequence[str], memory_ids: Sequence[str]) -> None:
+        """Index one turn of ``namespace``: its observations and the memories formed from them, in one Chroma write
+        to the namespace's ``live`` part (issue 22: a turn cost 2.6 upserts and 1.6 deletes before). The
+        observations and any memory not held (created already replaced) are in the inbox (``index_inbox``): they
+        belong in the ``obs`` / ``old`` parts, where they are moved ``FILE_BATCH`` at a time
+        (:meth:`_file_inbox`); searches read the ``live`` part beside those parts, so they are found meanwhile."""
+        ids = [*dict.fromkeys(observation_ids), *dict.fromkeys(memory_ids)]
+        if not ids:
+            return
+        with self.session():
+            obs = {r["id"]: r for r in self.ledger.query_in(
+                "SELECT id, namespace, text, time FROM observations WHERE namespace=? AND id IN ({marks})", namespace,
+                list(dict.fromkeys(observation_ids)))}
+            mems = {r["id"]: r for r in self.ledger.query_in(
+                "SELECT * FROM memories WHERE namespace=? AND id IN ({marks})", namespace, list(dict.fromkeys(memory_ids)))}
+            good_obs, _, bad_obs = self._metadata([obs[i] for i in dict.fromkeys(observation_ids) if i in obs], observation_metadata)
+            good_mem, _, bad_mem = self._metadata([mems[i] for i in dict.fromkeys(memory_ids) if i in mems], memory_metadata)
+            texts = [str(r["text"]) for r in good_obs] + [searchable_text(r["text"], r["source"]) for r in good_mem]
+            written = [r["id"] for r in good_obs] + [r["id"] for r in good_mem]
+            if written:
+                self.index.upsert(namespace, LIVE, written, self.embed(texts),
+                                  [OBSERVATION] * len(good_obs) + [MEMORY] * len(good_mem))
+                self._wrote_index()
+            inbox = [r["id"] for r in good_obs] + [r["id"] for r in good_mem if r["status"] not in LIVE_STATUSES]
+            with self.ledger.tx() as cur:
+                cur.executemany("UPDATE observations SET indexed=1 WHERE id=?", [(r["id"],) for r in good_obs])
+                cur.executemany("UPDATE memories SET indexed=1 WHERE id=?", [(r["id"],) for r in good_mem])
+                cur.executemany("UPDATE observations SET indexed=-1 WHERE id=?", [(i,) for i in bad_obs])
+                cur.executemany("UPDATE memories SET indexed=-1 WHERE id=?", [(i,) for i in bad_mem])
+                cur.executemany("INSERT OR IGNORE INTO index_inbox(namespace, id) VALUES (?, ?)", [(namespace, i) for i in inbox])
+            self._file_inbox(namespace)
+
+    def _file_inbox(self, namespace: str, force: bool = False) -> int:
+        """Move the records of ``namespace``'s inbox (``index_inbox``: in the ``live`` part, belonging elsewhere)
+        to their parts once there are ``FILE_BATCH`` of them (or any, with ``force``): observations to ``obs``,
+        replaced memories to ``old``; a memory held again stays. One read, at most two writes and one delete per
+        ``FILE_BATCH`` turns. Idempotent: a move cut short is finished by the next one. Returns the records moved."""
+        count = self.ledger.query("SELECT COUNT(*) AS n FROM index_inbox WHERE namespace=?", (namespace,))[0]["n"]
+        if not count or (count < FILE_BATCH and not force):
+            return 0
+        ids = [r["id"] for r in self.ledger.query("SELECT id FROM index_inbox WHERE namespace=?", (namespace,))]
+        targets = {i: OBSERVATIONS for i in self.ledger.observation_filters(namespace, ids)}
+        targets.update({i: LIVE if r["status"] in LIVE_STATUSES else REPLACED
+                        for i, r in self.ledger.memory_filters(namespace, ids).items()})
+        moved = self.index.move(namespace, ids, LIVE, targets)
+        if moved:
+            self._wrote_index()
+        with self.ledger.tx() as cur:
+            cur.executemany("DELETE FROM index_inbox WHERE namespace=? AND id=?", [(namespace, i) for i in ids])
+        return len(moved)
+
     def index_memories(self, ids: Sequence[str]) -> int:
-        """Embed ledger memories ``ids`` and upsert them into Chroma; returns the rows skipped (see ``_index_rows``)."""
+        """Embed ledger memories ``ids`` and upsert them into their namespace's ``live`` or ``old`` part by status;
+        returns the rows skipped (see ``_index_rows``)."""
         return self._index_rows("memories", ids, "SELECT * FROM memories WHERE id IN ({marks})", memory_metadata,
                                 _memory_text)
 
     def index_observations(self, ids: Sequence[str]) -> int:
-        """Embed ledger observations ``ids`` and upsert them into Chroma; returns the rows skipped."""
+        """Embed ledger observations ``ids`` and upsert them into their namespace's ``obs`` part; returns the rows
+        skipped."""
         return self._index_rows("observations", ids, "SELECT id, namespace, text, time FROM observations WHERE id IN ({marks})",
                                 observation_metadata)
 
     def sync_metadata(self, ids: Sequence[str]) -> None:
-        """Push ledger status/retention/validity of memories ``ids`` to the index metadata."""
+        """Bring the index in line with a status change of memories ``ids`` (nothing to write in the common case: no
+        status lives in Chroma, issue 22). A memory now replaced that sits in the ``live`` part joins the inbox
+        (moved with the next batch); one held again that sits in ``old`` is moved back now (a successor erased: rare);
+        one the index lost (an earlier write failed) is indexed again. Reads by id only."""
         if not ids:
             return
         with self.session():
-            rows = self.ledger.query(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))
-            good, metas, bad = self._metadata(rows, memory_metadata)
+            rows = self.ledger.query(f"SELECT id, namespace, status FROM memories WHERE id IN ({','.join('?' * len(ids))})",
+                                     tuple(ids))
+            by_ns: dict[str, list[Any]] = {}
+            for r in rows:
+                by_ns.setdefault(r["namespace"], []).append(r)
             lost: list[str] = []
-            if good:
-                lost = VectorIndex.update_metadata(self.index.memories, [r["id"] for r in good], metas)
-                self._wrote_index()
-            gone = set(lost)
-            self._mark_indexed("memories", [r["id"] for r in good if r["id"] not in gone], bad)
+            for ns, group in by_ns.items():
+                in_live = self.index.present(ns, LIVE, [r["id"] for r in group])
+                elsewhere = [r for r in group if r["id"] not in in_live]
+                in_old = self.index.present(ns, REPLACED, [r["id"] for r in elsewhere])
+                back = {r["id"]: LIVE for r in elsewhere if r["id"] in in_old and r["status"] in LIVE_STATUSES}
+                if back:
+                    self.index.move(ns, list(back), REPLACED, back)
+                    self._wrote_index()
+                lost += [r["id"] for r in elsewhere if r["id"] not in in_old]
+                leaving = [r["id"] for r in group if r["id"] in in_live and r["status"] not in LIVE_STATUSES]
+                with self.ledger.tx() as cur:
+                    cur.executemany("INSERT OR IGNORE INTO index_inbox(namespace, id) VALUES (?, ?)", [(ns, i) for i in leaving])
+                    cur.executemany("UPDATE memories SET indexed=1 WHERE id=? AND indexed=0",
+                                    [(r["id"],) for r in group if r["id"] not in lost])
+                self._file_inbox(ns)
             if lost:  # not in the index (an earlier write failed): index them now rather than mark them done
                 log.warning("%d memories were missing from the vector index; indexing them again", len(lost))
                 self.index_memories(lost)
 
     def _index_rows(self, table: str, ids: Sequence[str], sql: str, metadata: Callable[[Any], dict[str, Any]],
                     text_of: Callable[[Any], str] = lambda r: str(r["text"])) -> int:
-        """Upsert the rows of ``table`` (``memories`` | ``observations``, also the collection's name) with ids
-        ``ids`` into Chroma, embedding their text (the embed cache makes a turn's second embedding free). A row
-        whose metadata cannot be built (an unreadable date) is marked ``indexed = -1`` and logged; returns how
-        many were."""
+        """Upsert the rows of ``table`` (``memories`` | ``observations``) with ids ``ids`` into their parts of the
+        index (observations: ``obs``; memories: ``live`` when held, else ``old``), embedding their text (the embed
+        cache makes a turn's second embedding free): one write per namespace and part. A row whose metadata cannot
+        be built (an unreadable date) is marked ``indexed = -1`` and logged; returns how many were."""
         if not ids:
             return 0
         with self.session():
             by_id = {r["id"]: r for r in self.ledger.query(sql.format(marks=",".join("?" * len(ids))), tuple(ids))}
             rows = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
-            good, metas, bad = self._metadata(rows, metadata)
-            if good:
-                VectorIndex.upsert(getattr(self.index, table), [r["id"] for r in good],
-                                   self.embed([text_of(r) for r in good]), metas)
+            good, _, bad = self._metadata(rows, metadata)
+            groups: dict[tuple[str, str], list[Any]] = {}
+            for r in good:
+                part = OBSERVATIONS if table == "observations" else LIVE if r["status"] in LIVE_STATUSES else REPLACED
+                groups.setdefault((r["namespace"], part), []).append(r)
+            for (ns, part), group in groups.items():
+                self.index.upsert(ns, part, [r["id"] for r in group], self.embed([text_of(r) for r in group]),
+                                  [OBSERVATION if table == "observations" else MEMORY] * len(group))
                 self._wrote_index()
             self._mark_indexed(table, [r["id"] for r in good], bad)
             return len(bad)
@@ -583,15 +734,23 @@ class Store:
             cur.executemany(f"UPDATE {table} SET indexed=-1 WHERE id=?", [(i,) for i in bad])
 
     def reconcile(self) -> dict[str, int]:
-        """Bring the index in line with the ledger in O(rows to fix): index rows with ``indexed = 0`` and drop
-        the index records queued in ``index_deletes``. Never raises for a bad row: it is skipped, logged and
-        counted. Returns ``{"indexed", "removed", "skipped"}``."""
+        """Bring the index in line with the ledger in O(rows to fix): move a layout-2 index into layout 3 (once),
+        index rows with ``indexed = 0``, drop the index records queued in ``index_drops`` and file every inbox.
+        Never raises for a bad row: it is skipped, logged and counted. Returns ``{"indexed", "removed",
+        "skipped"}``."""
         with self.session():
             self._recover_compaction()
             self._recover_missing_index()
+            self._migrate_layout()
             dirty_mem = [r["id"] for r in self.ledger.query("SELECT id FROM memories WHERE indexed=0 ORDER BY rowid")]
-            dirty_obs = [r["id"] for r in self.ledger.query("SELECT id FROM observations WHERE indexed=0 ORDER BY rowid")]
+            # an observation not yet linked (processed = 0) is left to the link node that forms its memories, in
+            # its own process or in the next observe of its namespace (nodes.extract re-reads it): re-embedding it
+            # here made an open during a paste take 34-44 s (breaker run, issue 21)
+            dirty_obs = [r["id"] for r in self.ledger.query(
+                "SELECT id FROM observations WHERE indexed=0 AND processed=1 ORDER BY rowid")]
             removed = self._apply_index_deletes()
+            for r in self.ledger.query("SELECT DISTINCT namespace FROM index_inbox"):
+                self._file_inbox(r["namespace"], force=True)
         skipped = 0  # each batch embedded before the store is held, then indexed under one short hold
         for table, dirty in (("memories", dirty_mem), ("observations", dirty_obs)):
             for start in range(0, len(dirty), 256):
@@ -607,18 +766,59 @@ class Store:
         self.embed([_memory_text(r) if table == "memories" else str(r["text"]) for r in rows])
         return [r["id"] for r in rows]
 
-    def _apply_index_deletes(self) -> int:
-        queued = self.ledger.query("SELECT collection, id FROM index_deletes")
-        if not queued:
-            return 0
-        for name in ("memories", "observations"):
-            ids = [r["id"] for r in queued if r["collection"] == name]
-            VectorIndex.delete(getattr(self.index, name), ids)
+    def _migrate_layout(self) -> None:
+        """Move an index made before issue 22 (layout 2: collections ``memories``, ``replaced_memories`` and
+        ``observations`` shared by every namespace, the namespace in each record's metadata) into a collection per
+        namespace and part, with its stored vectors (no new embedding): O(index), once. A record of a namespace or
+        id the ledger no longer holds is dropped; ledger rows the old index lacked stay marked for indexing."""
+        index = self.index
+        legacy = index.legacy_names()
+        if not legacy:
+            return
+        moved = 0
+        for name, (ids, vectors, metas) in index.dump(legacy).items():
+            is_obs = name == f"{index.prefix}observations"
+            groups: dict[str, list[int]] = {}
+            for k, meta in enumerate(metas):
+                if isinstance(meta.get("namespace"), str):
+                    groups.setdefault(meta["namespace"], []).append(k)
+            for ns, picked in groups.items():
+                chosen = [ids[k] for k in picked]
+                if is_obs:
+                    known = self.ledger.observation_filters(ns, chosen)
+                    parts = {i: OBSERVATIONS for i in known}
+                else:
+                    parts = {i: LIVE if r["status"] in LIVE_STATUSES else REPLACED
+                             for i, r in self.ledger.memory_filters(ns, chosen).items()}
+                for part in (LIVE, OBSERVATIONS, REPLACED):
+                    keep = [k for k in picked if parts.get(ids[k]) == part]
+                    index.upsert(ns, part, [ids[k] for k in keep], vectors[keep],
+                                 [OBSERVATION if is_obs else MEMORY] * len(keep))
+                    moved += len(keep)
+        for name in legacy:
+            index.client.delete_collection(name)
         self._wrote_index()
-        self._purge_index_files([r["id"] for r in queued])
+        log.info("index of %s: %d records moved to a collection per namespace (layout %d)", self.location, moved, LAYOUT)
+
+    def _apply_index_deletes(self) -> int:
+        """Delete the index records hard deletes queued (``index_drops``: from their namespace's collections;
+        ``index_deletes``, queued before collections per namespace: from every collection), then compact."""
+        queued = self.ledger.query("SELECT namespace, id FROM index_drops")
+        legacy = self.ledger.query("SELECT collection, id FROM index_deletes")
+        if not queued and not legacy:
+            return 0
+        by_ns: dict[str | None, list[str]] = {None: [r["id"] for r in legacy]} if legacy else {}
+        for r in queued:
+            by_ns.setdefault(r["namespace"], []).append(r["id"])
+        for ns, ids in by_ns.items():  # every part: a record may sit in the inbox or be mid-move
+            self.index.delete(ns, ids)
+        self._wrote_index()
+        self._purge_index_files([i for ids in by_ns.values() for i in ids])
         with self.ledger.tx() as cur:
-            cur.executemany("DELETE FROM index_deletes WHERE collection=? AND id=?", [(r["collection"], r["id"]) for r in queued])
-        return len(queued)
+            cur.executemany("DELETE FROM index_drops WHERE namespace=? AND id=?", [(r["namespace"], r["id"]) for r in queued])
+            cur.executemany("DELETE FROM index_deletes WHERE collection=? AND id=?", [(r["collection"], r["id"]) for r in legacy])
+            cur.executemany("DELETE FROM index_inbox WHERE id=?", [(i,) for ids in by_ns.values() for i in ids])
+        return len(queued) + len(legacy)
 
     def _purge_index_files(self, ids: Sequence[str]) -> None:
         """Leave no vector of ``ids`` in Chroma's files. Deleting from Chroma is not enough: its HNSW files keep a
@@ -629,8 +829,7 @@ class Store:
         (``_recover_compaction``: the index is rebuilt from the ledger)."""
         if not ids:
             return
-        idx = self.index
-        dump = {name: VectorIndex.dump(getattr(idx, name)) for name in ("memories", "observations")}
+        dump = self.index.dump()
         self._close_index()
         folder, old = self.path / "chroma", self.path / COMPACTING
         if old.exists():
@@ -638,8 +837,7 @@ class Store:
         folder.rename(old)
         fresh = self.index
         for name, (rec_ids, vectors, metas) in dump.items():
-            if rec_ids:
-                VectorIndex.upsert(getattr(fresh, name), rec_ids, vectors, metas)
+            fresh.restore(name, rec_ids, vectors, metas)
         self._close_index()
         scrub_unused_capacity(folder, self._scrubbed)
         shutil.rmtree(old)
@@ -655,6 +853,8 @@ class Store:
             cur.execute(f"UPDATE memories SET indexed=0{where}")
             cur.execute(f"UPDATE observations SET indexed=0{where}")
             cur.execute("DELETE FROM index_deletes")
+            cur.execute("DELETE FROM index_drops")
+            cur.execute("DELETE FROM index_inbox")
         self._wrote_index()
 
     def _discard_index(self) -> None:

@@ -18,7 +18,7 @@
 What is erased is remembered as salted digests of its ids and refs (``memory_graph.store.tombstones``, never the
 text), so an import of an older export skips it.
 
-Then the vectors: the index records are queued in ``index_deletes`` inside the same transaction (so a crash
+Then the vectors: the index records are queued in ``index_drops`` inside the same transaction (so a crash
 before they are dropped is finished by the next open) and dropped, Chroma's own log is purged of their vectors
 (``Store._purge_index_files``), and both SQLite files are VACUUMed. Chat threads of the namespace in
 ``threads.sqlite3`` are rewritten without the messages that quote erased text (``memory_graph.threads``).
@@ -147,8 +147,7 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         marks = ",".join("?" * len(chunk))
         cur.execute(f"DELETE FROM provenance WHERE namespace=? AND observation_id IN ({marks})", (ns, *chunk))
         cur.execute(f"DELETE FROM observations WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
-    cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id) VALUES ('memories', ?)", [(m,) for m in mem_ids])
-    cur.executemany("INSERT OR IGNORE INTO index_deletes(collection, id) VALUES ('observations', ?)", [(o,) for o in obs_ids])
+    cur.executemany("INSERT OR IGNORE INTO index_drops(namespace, id) VALUES (?, ?)", [(ns, i) for i in [*mem_ids, *obs_ids]])
     for older, newer in sorted(bridges.items()):  # the chain closes over the erased link: the old value stays replaced
         cur.add_link(ns, newer, older, "supersedes", "re-linked: the version between them was erased")
         # it held until the surviving version began (what the erased one said of its end is gone with it)

@@ -1,17 +1,20 @@
-"""The Chroma vector index: derived from the ledger, rebuildable, holding vectors and filter metadata only.
+"""The Chroma vector index: derived from the ledger, rebuildable, holding vectors and a record type only.
 
-No text is stored in Chroma (the ledger holds it), so a hard delete only has to drop the record here.
-Two collections: ``memories`` (metadata: namespace, status, retention, kind, scope, valid_from/valid_to in
-epoch seconds) and ``observations`` (namespace, time). A search fetches the nearest records unfiltered and
-applies the namespace and status filters to their ledger rows (``Store.search_memories_many``), falling back
-to a filter inside Chroma when that leaves too few.
+No text is stored in Chroma (the ledger holds it), so a hard delete only has to drop the record here. Each
+namespace has three collections (``PARTS``, see ``VectorIndex``): ``live`` (held memories, and the latest turns'
+records until they are filed), ``obs`` (observations) and ``old`` (replaced memories). No status, date or
+scope is kept in Chroma: a search fetches the nearest records of the parts that can hold what it asks for,
+unfiltered, and applies its filter to their ledger rows (``Store.search_memories_many``), so a status change
+writes nothing to Chroma and a turn is indexed in one write (issue 22).
 Embeddings are passed in explicitly (Chroma's default embedding function would download a model) and
 Chroma's telemetry is off.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,8 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from memory_graph.records import LIVE_STATUSES
 
 FAR_FUTURE = 253402300800  # 10000-01-01T00:00:00Z, after every storable time: stands for "still valid"
 log = logging.getLogger(__name__)
@@ -94,11 +95,40 @@ def _drop_cached_system(path: Path) -> None:
         systems.pop(str(path), None)
 
 
-class VectorIndex:
-    """A Chroma ``PersistentClient`` at ``path`` (or the client given: an ``HttpClient`` of a Chroma server).
-    ``prefix`` starts the collections' names (one Chroma server can then serve several stores)."""
+LAYOUT = 3
+"""Index layout version: 3 = three collections per namespace (``PARTS``); 2 (before issue 22) = three collections
+shared by every namespace (``LEGACY``), moved into layout 3 when a store is opened."""
+LIVE, OBSERVATIONS, REPLACED = "live", "obs", "old"
+PARTS = (LIVE, OBSERVATIONS, REPLACED)
+"""The parts of a namespace's index: ``live`` holds its current and contested memories and the records of its latest
+turns not yet filed (the inbox: observations and replaced memories, see ``Store.index_turn``); ``obs`` its filed
+observations; ``old`` its filed replaced (superseded, retracted) memories."""
+LEGACY = ("memories", "replaced_memories", "observations")
+"""Collection names (after the prefix) of layout 2."""
+MEMORY, OBSERVATION = "m", "o"
+"""The one metadata field of a record, ``type``: a memory or an observation (every filter is the ledger's)."""
 
-    def __init__(self, path: Path | None, client: Any | None = None, prefix: str = "") -> None:
+
+def namespace_key(namespace: str) -> str:
+    """The 24 hex characters naming ``namespace``'s collections: BLAKE2b of its UTF-8 bytes. A namespace is any
+    string of up to 256 characters, a collection name 3-512 characters of ``[a-zA-Z0-9._-]`` (63 on older
+    Chroma servers); the digest fits every server and never mixes two namespaces (a collision needs ~2^48 names)."""
+    return hashlib.blake2b(namespace.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+class VectorIndex:
+    """A Chroma ``PersistentClient`` at ``path`` (or the client given: an ``HttpClient`` of a Chroma server),
+    holding three collections per namespace (``PARTS``), named ``<prefix><namespace_key>-<part>``. ``prefix``
+    starts every name (one Chroma server can then serve several stores).
+
+    Why a collection per namespace (issue 22): a user's nearest records are found by an unfiltered HNSW query of
+    that user's vectors only; one collection shared by users needed a namespace filter, which Chroma evaluates
+    over the whole collection (6x an unfiltered query at 10k records). Collections are created on a namespace's
+    first write; a read of a namespace that has none finds nothing and creates nothing. ``remember_missing``: a
+    collection found missing is not asked for again by this object (safe where the object is replaced whenever
+    another process writes, as the embedded store does; a server store asks each time)."""
+
+    def __init__(self, path: Path | None, client: Any | None = None, prefix: str = "", remember_missing: bool = True) -> None:
         import chromadb
         from chromadb.config import Settings
 
@@ -111,238 +141,227 @@ class VectorIndex:
                 _drop_cached_system(path)
             raise
         self.prefix = prefix
-        held = self._collection(f"{prefix}memories", {"layout": LAYOUT})
-        self.memories = PartitionedCollection(held, self._collection(f"{prefix}replaced_memories"))
-        if (held.metadata or {}).get("layout") != LAYOUT:  # made before the split (issue 13): split it once
-            moved = self.memories.split_legacy()
-            held.modify(metadata={"layout": LAYOUT})
-            log.info("index %s: %d replaced memories moved to their own collection", path or prefix, moved)
-        self.observations = self._collection(f"{prefix}observations")
+        self.remember_missing = remember_missing
+        self._handles: dict[str, Any] = {}
+        self._missing: set[str] = set()
+        self._pattern = re.compile(rf"{re.escape(prefix)}[0-9a-f]{{24}}-(?:{'|'.join(PARTS)})")
+
+    # ---- collections ---------------------------------------------------------------------------------
+
+    def name(self, namespace: str, part: str) -> str:
+        return f"{self.prefix}{namespace_key(namespace)}-{part}"
+
+    def collection(self, namespace: str, part: str, create: bool = False) -> Any | None:
+        """The Chroma collection of ``namespace``'s ``part``; None when it does not exist and ``create`` is False."""
+        name = self.name(namespace, part)
+        found = self._handles.get(name)
+        if found is not None:
+            return found
+        if not create and name in self._missing:
+            return None
+        if create:
+            found = self.client.get_or_create_collection(
+                name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None)
+        else:
+            try:
+                found = self.client.get_collection(name, embedding_function=None)
+            except Exception as exc:  # noqa: BLE001 - Chroma raises NotFoundError (ValueError in older versions)
+                if type(exc).__name__ not in ("NotFoundError", "ValueError", "InvalidCollectionException"):
+                    raise
+                if self.remember_missing:
+                    self._missing.add(name)
+                return None
+        self._missing.discard(name)
+        self._handles[name] = found
+        return found
+
+    def names(self) -> list[str]:
+        """The names of this index's collections (layout 3), sorted."""
+        return sorted(n for n in self._all_names() if self._pattern.fullmatch(n))
+
+    def legacy_names(self) -> list[str]:
+        """The layout-2 collections this index still holds (a store made before issue 22)."""
+        present = set(self._all_names())
+        return [f"{self.prefix}{n}" for n in LEGACY if f"{self.prefix}{n}" in present]
+
+    def _all_names(self) -> list[str]:
+        return [c if isinstance(c, str) else c.name for c in self.client.list_collections()]
 
     def drop(self) -> None:
-        """Delete the collections (a server's index is rebuilt from the ledger this way)."""
-        for name in (f"{self.prefix}memories", f"{self.prefix}replaced_memories", f"{self.prefix}observations"):
+        """Delete every collection of this index, legacy ones too (a server's index is rebuilt from the ledger
+        this way)."""
+        for name in [*self.names(), *self.legacy_names()]:
             try:
                 self.client.delete_collection(name)
             except Exception:  # noqa: BLE001 - Chroma raises its own class (or ValueError) for a missing collection
                 log.info("collection %s was not there to drop", name)
-
-    def _collection(self, name: str, metadata: dict[str, Any] | None = None) -> Any:
-        """The collection ``name``, created (with ``metadata``) when missing; an existing one keeps its own."""
-        return self.client.get_or_create_collection(
-            name, metadata=metadata, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
-        )
+        self._handles.clear()
+        self._missing.clear()
 
     def close(self) -> None:
         """Release the Chroma client (its shared system stops with the last client of the path)."""
+        self._handles.clear()
+        self._missing.clear()
         close = getattr(self.client, "close", None)
         if callable(close):
             close()
 
-    @staticmethod
-    def upsert(collection: Any, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
-        for start in range(0, len(ids), 2000):
-            end = start + 2000
-            collection.upsert(
-                ids=list(ids[start:end]), embeddings=vectors[start:end], metadatas=list(metadatas[start:end])
-            )
+    # ---- writes --------------------------------------------------------------------------------------
 
-    @staticmethod
-    def update_metadata(collection: Any, ids: Sequence[str], metadatas: Sequence[dict[str, Any]]) -> list[str]:
-        """Update the metadata of ``ids``; returns those the index does not hold (a failed write lost them: the
-        caller indexes them again). Only a :class:`PartitionedCollection` can tell; a plain one returns []."""
+    def upsert(self, namespace: str, part: str, ids: Sequence[str], vectors: np.ndarray, types: Sequence[str]) -> None:
+        """Write records (``types``: ``MEMORY`` | ``OBSERVATION`` each) into ``namespace``'s ``part``: one Chroma
+        write per 2,000 records."""
         if not ids:
-            return []
-        missing = collection.update(ids=list(ids), metadatas=list(metadatas))
-        return list(missing) if isinstance(missing, list) else []
+            return
+        collection = self.collection(namespace, part, create=True)
+        write(collection, ids, vectors, [{"type": t} for t in types])
 
-    @staticmethod
-    def delete(collection: Any, ids: Sequence[str]) -> None:
-        if ids:
-            collection.delete(ids=list(ids))
+    def delete(self, namespace: str | None, ids: Sequence[str], parts: Sequence[str] = PARTS) -> None:
+        """Delete ``ids`` from ``namespace``'s ``parts`` that exist (every collection of the index when
+        ``namespace`` is None: a deletion queued before namespaces had collections of their own)."""
+        if not ids:
+            return
+        if namespace is None:
+            targets = [self.client.get_collection(n, embedding_function=None) for n in self.names()]
+        else:
+            targets = [c for p in parts if (c := self.collection(namespace, p)) is not None]
+        for collection in targets:
+            for start in range(0, len(ids), 2000):
+                collection.delete(ids=list(ids[start : start + 2000]))
 
-    @staticmethod
-    def ids(collection: Any, namespace: str | None = None) -> set[str]:
-        where = {"namespace": namespace} if namespace else None
-        out: set[str] = set()
-        for part in parts(collection):
-            offset = 0
-            while True:
-                got = part.get(where=where, include=[], limit=5000, offset=offset)
-                out.update(got["ids"])
-                if len(got["ids"]) < 5000:
-                    break
-                offset += 5000
+    def move(self, namespace: str, ids: Sequence[str], source: str, targets: dict[str, str]) -> set[str]:
+        """Move the records ``ids`` of ``namespace`` from part ``source`` to the part ``targets[id]`` names, with
+        their stored vectors (no new embedding): one read, one write per target part, one delete. Returns the ids
+        that were in ``source``."""
+        collection = self.collection(namespace, source)
+        if collection is None or not ids:
+            return set()
+        got = collection.get(ids=list(ids), include=["embeddings", "metadatas"])
+        if not got["ids"]:
+            return set()
+        vectors = np.asarray(got["embeddings"], dtype=np.float32)
+        for part in sorted(set(targets.values())):
+            chosen = [k for k, i in enumerate(got["ids"]) if targets.get(i) == part]
+            if chosen and part != source:
+                write(self.collection(namespace, part, create=True), [got["ids"][k] for k in chosen], vectors[chosen],
+                      [dict(got["metadatas"][k] or {}) for k in chosen])
+        moved = [i for i in got["ids"] if targets.get(i, source) != source]
+        if moved:
+            collection.delete(ids=moved)
+        return set(got["ids"])
+
+    # ---- reads ---------------------------------------------------------------------------------------
+
+    def present(self, namespace: str, part: str, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` ``namespace``'s ``part`` holds (a read by id)."""
+        collection = self.collection(namespace, part)
+        if collection is None or not ids:
+            return set()
+        return set(collection.get(ids=list(ids), include=[])["ids"])
+
+    def vectors(self, namespace: str, ids: Sequence[str], parts: Sequence[str] = PARTS) -> dict[str, np.ndarray]:
+        """Stored embeddings of ``ids`` (those present in ``namespace``'s ``parts``) -> ``{id: vector}``."""
+        out: dict[str, np.ndarray] = {}
+        for part in parts:
+            wanted = [i for i in dict.fromkeys(ids) if i not in out]
+            collection = self.collection(namespace, part) if wanted else None
+            if collection is None:
+                continue
+            for start in range(0, len(wanted), 2000):
+                got = collection.get(ids=wanted[start : start + 2000], include=["embeddings"])
+                out.update((i, np.asarray(v, dtype=np.float32)) for i, v in zip(got["ids"], got["embeddings"], strict=True))
         return out
 
-    @staticmethod
-    def dump(collection: Any, page: int = 5000) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
-        """Every record of ``collection``: ``(ids, vectors (n, dim) float32, metadatas)`` (used to compact)."""
-        ids: list[str] = []
-        vectors: list[Any] = []
-        metas: list[dict[str, Any]] = []
-        for part in parts(collection):
+    def nearest(self, namespace: str, part: str, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
+        """The ``n`` nearest records of ``namespace``'s ``part``, unfiltered -> ``[(id, cosine)]``, nearest first
+        (fewer when it holds fewer; none when it does not exist)."""
+        collection = self.collection(namespace, part)
+        if collection is None:
+            return []
+        got = collection.query(query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
+                               n_results=max(1, n), include=["distances"])
+        return [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
+
+    def counts(self) -> dict[str, int]:
+        """Records of the whole index by type: ``{"memories": n, "observations": n}`` (reads every collection's
+        types: for diagnostics and tests, not a hot path)."""
+        out = {"memories": 0, "observations": 0}
+        for name in self.names():
+            collection = self.client.get_collection(name, embedding_function=None)
+            for type_, key in ((MEMORY, "memories"), (OBSERVATION, "observations")):
+                out[key] += len(collection.get(where={"type": type_}, include=[])["ids"])
+        return out
+
+    def total(self) -> int:
+        """Records in every collection of the index (one count per collection)."""
+        return int(sum(self.client.get_collection(n, embedding_function=None).count() for n in self.names()))
+
+    def dump(self, names: Sequence[str] | None = None, page: int = 5000) -> dict[str, tuple[list[str], np.ndarray, list[dict[str, Any]]]]:
+        """Every record of the collections ``names`` (default: this index's) -> ``{name: (ids, vectors (n, dim)
+        float32, metadatas)}`` (used to compact and to move a layout-2 index)."""
+        out = {}
+        for name in self.names() if names is None else names:
+            collection: Any = self.client.get_collection(name, embedding_function=None)
+            ids: list[str] = []
+            vectors: list[Any] = []
+            metas: list[dict[str, Any]] = []
             offset = 0
             while True:
-                got = part.get(include=["embeddings", "metadatas"], limit=page, offset=offset)
+                got = collection.get(include=["embeddings", "metadatas"], limit=page, offset=offset)
                 ids.extend(got["ids"])
                 vectors.extend(got["embeddings"])
                 metas.extend(dict(m or {}) for m in got["metadatas"])
                 if len(got["ids"]) < page:
                     break
                 offset += page
-        array = np.asarray(vectors, dtype=np.float32)
-        return ids, (array if ids else np.zeros((0, 0), dtype=np.float32)), metas
-
-    @staticmethod
-    def vectors(collection: Any, ids: list[str]) -> dict[str, np.ndarray]:
-        """Stored embeddings of ``ids`` (those present) -> ``{id: vector}``."""
-        if not ids:
-            return {}
-        got = collection.get(ids=ids, include=["embeddings"])
-        return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"], strict=True)}
-
-    @staticmethod
-    def search(
-        collection: Any, vector: np.ndarray, namespace: str, n: int, where: dict[str, Any] | None = None
-    ) -> list[tuple[str, float]]:
-        """Nearest ``n`` records of ``namespace`` matching ``where``, filtered inside Chroma -> ``[(id, cosine)]``.
-
-        Chroma resolves a metadata filter to an id set before the vector search, which costs O(collection):
-        20-47 ms at 10k records here against about 1 ms unfiltered (issue 13); :meth:`nearest` + the ledger is
-        the fast path (``Store.search_memories_many``), this the exact fallback."""
-        hits: list[tuple[str, float]] = []
-        for part in parts_for(collection, where):
-            # no count() first: Chroma returns fewer results when fewer match (one round trip, not two)
-            got = part.query(
-                query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
-                n_results=max(1, n),
-                where=_namespace_filter(namespace, where),
-                include=["distances"],
-            )
-            hits += [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
-        return sorted(hits, key=lambda h: -h[1])[: max(1, n)]
-
-    @staticmethod
-    def nearest(collection: Any, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
-        """The ``n`` nearest records of the whole collection, unfiltered -> ``[(id, cosine)]``, nearest first
-        (fewer when the collection holds fewer)."""
-        hits: list[tuple[str, float]] = []
-        for part in parts(collection):
-            got = part.query(
-                query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1), n_results=max(1, n),
-                include=["distances"],
-            )
-            hits += [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
-        return sorted(hits, key=lambda h: -h[1])[: max(1, n)]
-
-
-LAYOUT = 2
-"""Index layout version, kept in the held memories collection's metadata: 2 = memories split by status into
-``memories`` (held) and ``replaced_memories``."""
-HELD = frozenset(LIVE_STATUSES)
-"""Statuses of the memories in the held collection (current, contested); every other status is replaced."""
-
-
-class PartitionedCollection:
-    """The memories collection split by status into two Chroma collections, ``held`` (current, contested) and
-    ``replaced`` (superseded, retracted), behind the part of Chroma's collection API the index uses (``upsert``,
-    ``update``, ``delete``, ``get(ids=...)``, ``count``).
-
-    Why (issue 13): a long-lived store is mostly replaced values (72% in the benchmark's 10k store; 99 of the 100
-    nearest memories to "What version of Redis runs in production?" were old versions), so the current memories
-    nearest a query are found by an unfiltered query of the held collection, exactly and in O(log n), where one
-    collection needed a status filter that Chroma evaluates over the whole collection. A status change moves
-    the record (its stored vector, no new embedding) between the two."""
-
-    def __init__(self, held: Any, replaced: Any) -> None:
-        self.held, self.replaced = held, replaced
-        self.parts = (held, replaced)
-        self.name = held.name
-
-    def part_of(self, metadata: dict[str, Any]) -> Any:
-        return self.held if metadata.get("status") in HELD else self.replaced
-
-    def parts_for(self, where: dict[str, Any] | None) -> tuple[Any, ...]:
-        """The parts that can hold a record matching ``where``: one when its top level names statuses of one
-        side only (``{"status": {"$in": [...]}}`` or ``{"status": s}``), else both."""
-        statuses = _statuses_named(where)
-        if statuses is not None and statuses <= HELD:
-            return (self.held,)
-        if statuses is not None and not statuses & HELD:
-            return (self.replaced,)
-        return self.parts
-
-    def upsert(self, ids: list[str], embeddings: Any, metadatas: list[dict[str, Any]]) -> None:
-        for part in self.parts:
-            chosen = [k for k, m in enumerate(metadatas) if self.part_of(m) is part]
-            if chosen:
-                part.upsert(ids=[ids[k] for k in chosen], embeddings=np.asarray(embeddings)[chosen],
-                            metadatas=[metadatas[k] for k in chosen])
-                other = self.replaced if part is self.held else self.held
-                other.delete(ids=[ids[k] for k in chosen])  # a record is in one part only
-
-    def update(self, ids: list[str], metadatas: list[dict[str, Any]]) -> list[str]:
-        """Update records' metadata, moving each whose status changed sides; returns the ids in neither part."""
-        absent: list[str] = []
-        for part in self.parts:
-            chosen = {ids[k]: metadatas[k] for k in range(len(ids)) if self.part_of(metadatas[k]) is part}
-            if not chosen:
-                continue
-            present = set(part.get(ids=list(chosen), include=[])["ids"])
-            if present:
-                part.update(ids=sorted(present), metadatas=[chosen[i] for i in sorted(present)])
-            other = self.replaced if part is self.held else self.held
-            missing = [i for i in chosen if i not in present]
-            moving = other.get(ids=missing, include=["embeddings"]) if missing else {"ids": []}
-            if moving["ids"]:
-                part.upsert(ids=moving["ids"], embeddings=np.asarray(moving["embeddings"], dtype=np.float32),
-                            metadatas=[chosen[i] for i in moving["ids"]])
-                other.delete(ids=moving["ids"])
-            moved = set(moving["ids"])
-            absent += [i for i in missing if i not in moved]
-        return absent
-
-    def delete(self, ids: list[str]) -> None:
-        for part in self.parts:
-            part.delete(ids=ids)
-
-    def get(self, ids: list[str], include: list[str] | None = None) -> dict[str, Any]:
-        include = ["metadatas"] if include is None else include
-        out: dict[str, Any] = {"ids": [], "embeddings": [], "metadatas": []}
-        for part in self.parts:
-            got = part.get(ids=ids, include=include)
-            out["ids"].extend(got["ids"])
-            for key in ("embeddings", "metadatas"):
-                if key in include:
-                    out[key].extend(got[key])
+            array = np.asarray(vectors, dtype=np.float32)
+            out[name] = (ids, array if ids else np.zeros((0, 0), dtype=np.float32), metas)
         return out
 
-    def count(self) -> int:
-        return int(sum(part.count() for part in self.parts))
-
-    def split_legacy(self, page: int = 2000) -> int:
-        """Move the replaced memories an index made before the split holds in ``held`` to ``replaced``
-        (O(index), once); returns how many moved."""
-        moved = 0
-        while True:
-            got = self.held.get(where={"status": {"$nin": sorted(HELD)}}, include=["embeddings", "metadatas"], limit=page)
-            if not got["ids"]:
-                return moved
-            self.replaced.upsert(ids=got["ids"], embeddings=np.asarray(got["embeddings"], dtype=np.float32),
-                                 metadatas=got["metadatas"])
-            self.held.delete(ids=got["ids"])
-            moved += len(got["ids"])
+    def restore(self, name: str, ids: list[str], vectors: np.ndarray, metas: list[dict[str, Any]]) -> None:
+        """Write a dumped collection back under its name (after a compaction)."""
+        collection = self.client.get_or_create_collection(
+            name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None)
+        if ids:
+            write(collection, ids, vectors, metas)
 
 
-def parts(collection: Any) -> tuple[Any, ...]:
-    """The Chroma collections behind ``collection`` (a :class:`PartitionedCollection`'s two, else itself)."""
-    return collection.parts if isinstance(collection, PartitionedCollection) else (collection,)
+def write(collection: Any, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
+    """Upsert into a Chroma collection, 2,000 records per call."""
+    for start in range(0, len(ids), 2000):
+        end = start + 2000
+        collection.upsert(ids=list(ids[start:end]), embeddings=np.asarray(vectors[start:end], dtype=np.float32),
+                          metadatas=list(metadatas[start:end]))
 
 
-def parts_for(collection: Any, where: dict[str, Any] | None) -> tuple[Any, ...]:
-    """The Chroma collections behind ``collection`` that can hold a record matching ``where``."""
-    return collection.parts_for(where) if isinstance(collection, PartitionedCollection) else (collection,)
+FIRST_FETCH = 64
+OVERFETCH = 512
+"""Records fetched unfiltered per part before the filters apply (``Store.search_memories_many``): at least
+``FIRST_FETCH`` (and twice the largest request), then, when a request is short, ``OVERFETCH``, then an exact
+search of what the ledger finds for the filter."""
+FEW_MATCHES = 256
+"""A short request whose filter the ledger can resolve (``Ledger.memory_ids_matching``) to at most this many
+memories scores those itself (their stored vectors, :func:`cosine_ranked`) before a wider fetch."""
+FILE_BATCH = 64
+"""Records a namespace's inbox holds before they are moved to their parts (``Store.index_turn``): one read, two
+writes and a delete per batch instead of per turn; the ``live`` part then holds at most this many records a
+search of held memories skips (``FIRST_FETCH`` covers them)."""
+
+
+def memory_parts(where: dict[str, Any] | None) -> tuple[str, ...]:
+    """The parts of a namespace's index that can hold a memory matching ``where``: ``live`` alone when its top
+    level names held statuses only (``{"status": {"$in": [...]}}``, ``{"status": s}``); ``old`` first and the
+    inbox of ``live`` when it names replaced statuses only; else both."""
+    statuses = _statuses_named(where)
+    if statuses is not None and statuses <= HELD:
+        return (LIVE,)
+    if statuses is not None and not statuses & HELD:
+        return (REPLACED, LIVE)
+    return (LIVE, REPLACED)
+
+
+HELD = frozenset(("current", "contested"))
+"""The statuses of memories filed in the ``live`` part (``records.LIVE_STATUSES``)."""
 
 
 def _statuses_named(where: dict[str, Any] | None) -> set[str] | None:
@@ -362,16 +381,6 @@ def _statuses_named(where: dict[str, Any] | None) -> set[str] | None:
     return None
 
 
-FIRST_FETCH = 64
-OVERFETCH = 512
-"""Records fetched unfiltered per collection before the filters apply (``Store.search_memories_many``): at least
-``FIRST_FETCH`` (and twice the largest request), then, when a request is short, ``OVERFETCH``, then a query
-filtered inside Chroma."""
-FEW_MATCHES = 256
-"""A short request whose filter the ledger can resolve (``Ledger.memory_ids_matching``) to at most this many
-memories scores those itself (their stored vectors, :func:`cosine_ranked`) instead of a filtered Chroma search."""
-
-
 def cosine_ranked(vector: np.ndarray, vectors: dict[str, np.ndarray]) -> list[tuple[str, float]]:
     """``[(id, cosine)]`` of each of ``vectors`` to ``vector``, nearest first (ties by id): what a Chroma query of
     a cosine collection returns for them (``1 - distance``)."""
@@ -383,9 +392,10 @@ def cosine_ranked(vector: np.ndarray, vectors: dict[str, np.ndarray]) -> list[tu
 
 @dataclass(frozen=True)
 class IndexQuery:
-    """One search of ``Store.search_memories_many``: the nearest ``n`` records matching the Chroma filter
-    ``where`` (None = any). They are taken from the nearest records of the collection (``FIRST_FETCH``, then ``OVERFETCH``), and a
-    filtered search of the whole collection runs when that gives fewer than ``enough`` (default ``n``; 0: never).
+    """One search of ``Store.search_memories_many``: the nearest ``n`` records matching the filter ``where``
+    (Chroma's syntax, evaluated on ledger rows; None = any). They are taken from the nearest records of the parts
+    (``FIRST_FETCH``, then ``OVERFETCH``), and an exact search of every record the filter matches runs when that
+    gives fewer than ``enough`` certain hits (default ``n``; 0: never, the over-fetch's hits are the answer).
     """
 
     n: int
@@ -395,13 +405,6 @@ class IndexQuery:
     @property
     def least(self) -> int:
         return self.n if self.enough is None else self.enough
-
-
-def _namespace_filter(namespace: str, where: dict[str, Any] | None) -> dict[str, Any]:
-    clauses: list[dict[str, Any]] = [{"namespace": namespace}]
-    if where:
-        clauses.extend({k: v} for k, v in where.items())
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 
 def filter_fields(where: dict[str, Any] | None) -> set[str]:

@@ -125,6 +125,15 @@ MIGRATIONS: tuple[str, ...] = (
     # 11 (2026-12-02): what hard deletes erased, as salted hashes of ids and refs (never the text), so an import of
     # an older export does not bring it back (``memory_graph.store.tombstones``)
     "CREATE TABLE IF NOT EXISTS erased (digest TEXT PRIMARY KEY) WITHOUT ROWID",
+    # 12 (2026-12-02): a collection per namespace (issue 22). The records of a namespace's latest turns that sit in
+    # its ``live`` part but belong in another (observations, replaced memories), moved there a batch at a time
+    # (``Store.index_turn``)
+    "CREATE TABLE IF NOT EXISTS index_inbox (namespace TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (namespace, id)) "
+    "WITHOUT ROWID",
+    # 13 (2026-12-02): index records a hard delete queued, with their namespace (whose collections hold them);
+    # ``index_deletes`` rows queued before name none and are deleted from every collection
+    "CREATE TABLE IF NOT EXISTS index_drops (namespace TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (namespace, id)) "
+    "WITHOUT ROWID",
 )
 """Schema changes after the base ``SCHEMA``, in order; ``PRAGMA user_version`` counts those applied. Opening a
 store applies the missing ones in one transaction; a store whose version is newer than this code is refused."""
@@ -329,11 +338,14 @@ class Ledger:
         rows = self.query_in(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace=? AND id IN ({{marks}})", namespace, ids)
         return {row["id"]: row for row in rows}
 
-    def memory_filters(self, namespace: str, ids: Sequence[str]) -> dict[str, Row]:
+    def memory_filters(self, namespace: str, ids: Sequence[str] | None = None) -> dict[str, Row]:
         """The index-filter columns (namespace, status, retention, kind, scope, validity) of memories ``ids`` of
-        ``namespace`` -> ``{id: row}``; what a search needs of each of its few hundred nearest records."""
-        rows = self.query_in("SELECT id, namespace, status, retention, kind, scope, valid_from, valid_to FROM memories "
-                             "WHERE namespace=? AND id IN ({marks})", namespace, ids)
+        ``namespace`` (every memory of it when None: an exact search's O(namespace) fallback) -> ``{id: row}``;
+        what a search needs of each of its few hundred nearest records."""
+        columns = "SELECT id, namespace, status, retention, kind, scope, valid_from, valid_to FROM memories WHERE namespace=?"
+        if ids is None:
+            return {row["id"]: row for row in self.query(columns, (namespace,))}
+        rows = self.query_in(columns + " AND id IN ({marks})", namespace, ids)
         return {row["id"]: row for row in rows}
 
     def memory_ids_matching(self, namespace: str, where: dict[str, Any] | None, limit: int) -> list[str] | None:
@@ -417,10 +429,13 @@ class Ledger:
         return {r["id"]: r for r in self.query_in("SELECT * FROM observations WHERE namespace=? AND id IN ({marks})",
                                                     namespace, ids)}
 
-    def observation_filters(self, namespace: str, ids: Sequence[str]) -> dict[str, Row]:
-        """The index-filter columns (namespace, time) of observations ``ids`` of ``namespace`` -> ``{id: row}``."""
-        rows = self.query_in("SELECT id, namespace, time FROM observations WHERE namespace=? AND id IN ({marks})",
-                             namespace, ids)
+    def observation_filters(self, namespace: str, ids: Sequence[str] | None = None) -> dict[str, Row]:
+        """The index-filter columns (namespace, time) of observations ``ids`` of ``namespace`` (every one of it
+        when None) -> ``{id: row}``."""
+        columns = "SELECT id, namespace, time FROM observations WHERE namespace=?"
+        if ids is None:
+            return {row["id"]: row for row in self.query(columns, (namespace,))}
+        rows = self.query_in(columns + " AND id IN ({marks})", namespace, ids)
         return {row["id"]: row for row in rows}
 
     def observations_by_ref(self, namespace: str, refs: Sequence[str]) -> list[Row]:

@@ -8,7 +8,7 @@ wait), and the Chroma server is one index that every client sees at once (no per
 
 The same ``Store`` interface as the embedded backend (the rest of the code cannot tell them apart), with these
 differences: the collections are named after the store's id, drawn once and kept in its ledger
-(``mg_<12 hex>_memories``), so one Chroma server holds the indexes of several stores and every spelling of one
+(``mg_<12 hex>_<namespace key>-live``, see ``memory_graph.store.index``), so one Chroma server holds the indexes of several stores and every spelling of one
 database's URL finds the same index; the ledger records its Chroma server and refuses another (``_bind``); a hard delete removes the vectors through Chroma's API, and what the *server's*
 files keep until its own compaction is the server's business (the embedded backend compacts its files itself);
 the CLI chat keeps its threads in memory for the session (there is no store folder for ``threads.sqlite3``).
@@ -150,7 +150,7 @@ class ServerStore(Store):
             StoreError: the server is down or refuses (the message names it).
         """
         try:
-            return VectorIndex(None, client=self._client, prefix=self._prefix)
+            return VectorIndex(None, client=self._client, prefix=self._prefix, remember_missing=False)
         except Exception as exc:  # noqa: BLE001 - Chroma's client raises its own classes when the server is down
             raise StoreError(f"the Chroma server {self.chroma_url!r} cannot be used ({type(exc).__name__}: {exc})") from exc
 
@@ -171,9 +171,10 @@ class ServerStore(Store):
     def _recover_missing_index(self) -> None:
         """A server whose collections are empty while the ledger says rows are indexed (a new or wiped Chroma
         server): every row is marked for indexing, so this reconcile rebuilds the index."""
-        counts = {"memories": self.index.memories.count(), "observations": self.index.observations.count()}
-        indexed = self.ledger.query(
-            "SELECT (SELECT COUNT(*) FROM memories WHERE indexed=1) AS m, (SELECT COUNT(*) FROM observations WHERE indexed=1) AS o")[0]
-        if (counts["memories"] == 0 and int(indexed["m"]) > 0) or (counts["observations"] == 0 and int(indexed["o"]) > 0):
+        if self.index.total() or self.index.legacy_names():
+            return
+        if self.ledger.query(
+            "SELECT 1 FROM memories WHERE indexed=1 UNION ALL SELECT 1 FROM observations WHERE indexed=1 LIMIT 1"
+        ):
             log.warning("store %s: the Chroma server holds no index for it; rebuilding it from the ledger", self.location)
             self._drop_index(every_row=False)
