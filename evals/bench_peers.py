@@ -177,9 +177,18 @@ class LangGraphPeer(Peer):
         self.store.put(NAMESPACE, turn["ref"], {"text": turn["text"], "time": turn["time"]})
 
     def add_batch(self, turns: Sequence[dict[str, Any]]) -> None:
+        """One ``batch`` of puts per run of turns whose texts differ: ``InMemoryStore.batch`` (langgraph 1.x)
+        fails on two puts of one text in a batch (it embeds each text once, then counts one vector per put)."""
         from langgraph.store.base import PutOp
 
-        self.store.batch([PutOp(NAMESPACE, t["ref"], {"text": t["text"], "time": t["time"]}) for t in turns])
+        run: list[Any] = []
+        for t in turns:
+            if any(op.value["text"] == t["text"] for op in run):
+                self.store.batch(run)
+                run = []
+            run.append(PutOp(NAMESPACE, t["ref"], {"text": t["text"], "time": t["time"]}))
+        if run:
+            self.store.batch(run)
 
     def query(self, text: str) -> Any:
         return self.store.search(NAMESPACE, query=text, limit=K)
