@@ -325,17 +325,22 @@ def cold_chroma_command(folder: Path, question: str) -> list[str]:
     return [sys.executable, "-c", COLD_CHROMA, str(folder), question]
 
 
-def timed_run(command: list[str]) -> float:
-    """Wall seconds of ``command`` from start to exit.
+def timed_run(command: list[str]) -> tuple[float, float]:
+    """Wall seconds of ``command`` from start to exit, and its CPU seconds (user + system, its children too).
 
     Raises:
         subprocess.CalledProcessError: it failed.
     """
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(
         command, capture_output=True, text=True, timeout=900, check=True, cwd=ROOT, env=child_env()
     )
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def rotation(names: Sequence[str], i: int) -> list[str]:
@@ -345,8 +350,9 @@ def rotation(names: Sequence[str], i: int) -> list[str]:
     return [names[(i + j) % n] for j in range(n)]
 
 
-def timed(fn: Callable[[], Any]) -> float:
-    """Seconds ``fn()`` takes (``time.perf_counter``)."""
-    t0 = time.perf_counter()
+def timed(fn: Callable[[], Any]) -> tuple[float, float]:
+    """Wall seconds ``fn()`` takes (``time.perf_counter``) and this process's CPU seconds meanwhile (all threads:
+    ``time.process_time``)."""
+    c0, t0 = time.process_time(), time.perf_counter()
     fn()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
