@@ -630,7 +630,8 @@ def regressions(result: dict[str, Any], baseline: dict[str, Any] | None = None) 
             limit = max(limits[key], float(recorded.get(row["size"], {}).get(key) or 0.0))
             if value is not None and value > limit * REGRESSION:
                 bad.append(
-                    f"{key} (CPU time) at {row['size']:,}: {value:.2f} > {limit * REGRESSION:.2f} "
+                    f"{key}{'' if key == 'rss_vs_chroma' else ' (CPU time)'} at {row['size']:,}: {value:.2f} > "
+                    f"{limit * REGRESSION:.2f} "
                     f"({limit:.2f} x {REGRESSION})"
                 )
     return bad
