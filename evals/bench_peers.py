@@ -182,11 +182,13 @@ class LangGraphPeer(Peer):
         from langgraph.store.base import PutOp
 
         run: list[Any] = []
+        texts: set[str] = set()
         for t in turns:
-            if any(op.value["text"] == t["text"] for op in run):
+            if t["text"] in texts:
                 self.store.batch(run)
-                run = []
+                run, texts = [], set()
             run.append(PutOp(NAMESPACE, t["ref"], {"text": t["text"], "time": t["time"]}))
+            texts.add(t["text"])
         if run:
             self.store.batch(run)
 

@@ -73,6 +73,19 @@ def test_each_system_goes_first_equally_often() -> None:
     ) == {3}
 
 
+def test_langgraph_stores_take_a_batch_that_repeats_a_text(tmp_path: Path) -> None:
+    from memory_graph.embeddings import get_embedder
+
+    turns = [{"text": text, "time": "2023-01-01T00:00:00Z", "ref": f"r{i}"} for i, text in enumerate("abab")]
+    for peer in (
+        bench_peers.inmemory_peer(get_embedder("")),
+        bench_peers.sqlite_peer(tmp_path, get_embedder("")),
+    ):
+        peer.add_batch(turns)
+        assert sorted(item.key for item in peer.query("a")) == ["r0", "r1", "r2", "r3"]
+        peer.close()
+
+
 def test_a_small_run_reports_every_system_and_ratio(tmp_path: Path) -> None:
     result = bench.run(
         (140,),
