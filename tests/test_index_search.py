@@ -293,3 +293,21 @@ def test_a_memory_lost_from_the_index_is_indexed_again_on_its_next_update(tmp_pa
         mem.forget(pin)  # a status change: sync_metadata finds it in no part
         assert pin in _part_ids(mem.store)[REPLACED]
         assert mem.store.ledger.query("SELECT indexed FROM memories WHERE id=?", (pin,))[0]["indexed"] == 1
+
+
+def test_an_observation_never_takes_a_memorys_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found on the full LoCoMo run of issue 22: ids were unique per table only, and a memory and a message now share
+    a namespace's ``live`` index part, so an observation drawn with a memory's id failed the turn's index write
+    (Chroma: duplicate ids) or would overwrite the memory's vector. The draw is redrawn when either table has it."""
+    from memory_graph.store import tx as tx_mod
+
+    with Memory(tmp_path / "s", user_id="u") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        taken = mem.observe("I live in Lisbon.", time="2024-01-01T00:00:00")[0]["id"]
+        original = tx_mod._syllables
+        draws = iter([taken])
+        monkeypatch.setattr(tx_mod, "_syllables", lambda n: next(draws, None) or original(n))
+        formed = mem.observe("I moved to Porto.", time="2024-02-01T00:00:00")
+        ids = [r["id"] for r in mem.store.ledger.query("SELECT id FROM observations UNION ALL SELECT id FROM memories")]
+        assert len(ids) == len(set(ids)) and formed and formed[0]["id"] != taken
+        assert next(draws, "spent") == "spent"  # the colliding id was drawn, and redrawn

@@ -141,7 +141,9 @@ class Tx:
         consonant-vowel syllables ("kobatumi", 4.1e7 possibilities), drawn until `` [m:ID] `` costs exactly
         ID_TOKENS o200k tokens (about one draw in eight qualifies; 5.3e6 such ids). Every id then costs the same in
         a context line (7 tokens, against 7-10 for five-syllable ids and about 10 for 12 hex digits), so what fits
-        a budget never depends on the luck of the draw; a collision is checked for and redrawn."""
+        a budget never depends on the luck of the draw; a collision is checked for and redrawn, in both tables: a
+        memory and a message share a namespace's ``live`` index part (issue 22), where one id names one record (with
+        5.3e6 ids, a LoCoMo-sized store drew an observation id a memory had, and the turn's index write failed)."""
         from memory_graph.tokens import count_tokens
 
         if table not in ("memories", "observations"):
@@ -150,7 +152,8 @@ class Tx:
             candidate = _syllables(_RANDOM.randrange(_SYLLABLES**ID_SYLLABLES))  # one draw from the OS, not eight
             if count_tokens(f" [m:{candidate}] ") != ID_TOKENS:
                 continue
-            if self._cur.execute(f"SELECT 1 FROM {table} WHERE id=?", (candidate,)).fetchone() is None:
+            if self._cur.execute("SELECT 1 FROM memories WHERE id=? UNION ALL SELECT 1 FROM observations WHERE id=?",
+                                 (candidate, candidate)).fetchone() is None:
                 return candidate
 
     # ---- observations -----------------------------------------------------------------------------------
