@@ -55,7 +55,9 @@ def servers() -> Iterator[Any]:
 
 
 SLOW_ON_SERVER = (
-    "test_memory_api.py::test_two_processes_write_one_store",  # the embedded run stays in the default run
+    "test_memory_api.py::test_two_processes_write_one_store",  # the embedded run of each stays in the default run
+    "test_memory_api.py::test_budget_is_respected_in_real_tokens",
+    "test_langgraph_store.py::test_breaker_findings_on_items",
 )
 """Tests whose server-backend run is marked ``slow`` (run by CI with ``-m slow``, left out of the default run)."""
 
