@@ -570,6 +570,12 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
             if taken:
                 raise InvalidInputError(f"{kind} id {taken[0]!r} (and {len(taken) - 1} more) already belongs to another "
                                         f"user of the target store; ids are kept on import, so import into another store")
+        obs_ids, mem_ids = [r["id"] for r in by_kind["observation"]], [r["id"] for r in by_kind["memory"]]
+        shared = sorted(set(obs_ids) & set(mem_ids)) or tx.ids_of_records(obs_ids, "memories") or \
+            tx.ids_of_records(mem_ids, "observations")
+        if shared:  # one id names one record in a namespace's index (breaker run, issue 22)
+            raise InvalidInputError(f"id {shared[0]!r} names both a memory and an observation (in the file or the target "
+                                    "store); a memory and a message never share an id")
         new_obs = [r["id"] for r in tx.import_rows("observation", target, by_kind["observation"])]
         new_mem = [r["id"] for r in tx.import_rows("memory", target, by_kind["memory"])]
         added["observation"], added["memory"] = len(new_obs), len(new_mem)
@@ -597,6 +603,8 @@ def _rehome_item_refs(records: list[_Record], source: str, target: str) -> None:
         elif isinstance(record, MemoryRecordOut):
             for s in record.provenance:
                 s.ref = rehomed_ref(s.ref, source, target)
+        elif isinstance(record, EventRecord) and isinstance(record.detail, dict) and isinstance(record.detail.get("ref"), str):
+            record.detail = {**record.detail, "ref": rehomed_ref(record.detail["ref"], source, target)}
 
 
 def _kind(record: _Record) -> str:

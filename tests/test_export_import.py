@@ -505,3 +505,41 @@ def test_an_item_the_store_would_refuse_is_refused_on_import(tmp_path: Path, cha
             import_records(target.store, records)
         assert target.store.ledger.query("SELECT COUNT(*) AS n FROM observations")[0]["n"] == 0
         assert target.store.ledger.query("SELECT COUNT(*) AS n FROM items")[0]["n"] == 0
+
+
+def test_import_refuses_an_id_shared_by_a_memory_and_an_observation_and_a_nul_in_an_item(tmp_path: Path) -> None:
+    """Second breaker run (issue 21): a file whose memory took an observation's id was imported, and a hard delete
+    of the memory then dropped the message's vector (they share the namespace's index part); an item value with
+    a NUL, which ``put`` refuses, was imported. Both are refused whole, naming the problem."""
+    from memory_graph.langgraph_store import MemoryStore
+
+    source = MemoryStore(tmp_path / "src")
+    source.put(("alice", "notes"), "n1", {"content": "I have a dog named Pixel."})
+    records = list(export_user(source.memory_graph_store, "alice"))
+    source.close()
+    obs_id = next(r["id"] for r in records if r["type"] == "observation")
+    mem_id = next(r["id"] for r in records if r["type"] == "memory")
+    shared = json.loads(json.dumps(records).replace(json.dumps(mem_id), json.dumps(obs_id)))
+    nul = [{**r, "value": {"content": "a\x00b"}} if r["type"] == "item" else r for r in records]
+    with Memory(tmp_path / "dst", user_id="alice") as target:
+        with pytest.raises(InvalidInputError, match="both a memory and an observation"):
+            import_records(target.store, shared)
+        with pytest.raises(InvalidInputError, match="NUL"):
+            import_records(target.store, nul)
+        assert target.store.ledger.query("SELECT COUNT(*) AS n FROM observations")[0]["n"] == 0
+
+
+def test_an_import_under_another_user_leaves_no_ref_to_the_first_user(tmp_path: Path) -> None:
+    """Second breaker run (issue 21): event details kept ``item:["alice",...]`` refs after ``import --user bob``."""
+    from memory_graph.langgraph_store import MemoryStore
+
+    source = MemoryStore(tmp_path / "src")
+    source.put(("alice", "notes"), "n1", {"content": "My locker code is 88123zz."})
+    records = list(export_user(source.memory_graph_store, "alice"))
+    source.close()
+    with Memory(tmp_path / "dst", user_id="bob") as target:
+        import_records(target.store, records, user="bob")
+        rows = [json.dumps(dict(r)) for kind in ("observation", "memory", "event", "item")
+                for r in target.store.ledger.namespace_rows(kind, "bob")]
+        # the user id as a word (never a bare substring: an id of syllables can spell it, as "kobalice" does)
+        assert rows and not any(re.search(r"(?<![a-z])alice(?![a-z])", r) for r in rows)

@@ -217,3 +217,23 @@ def test_a_filter_takes_langgraphs_comparison_operators(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="unknown filter operator"):
         ours.search(("alice", "notes"), filter={"n": {"$in": [3]}})
     ours.close()
+
+
+def test_deleting_an_item_with_a_time_an_amount_or_a_pleasantry_keeps_the_rest(tmp_path: Path) -> None:
+    """Second breaker run (issue 21, critical): a time, an amount or a date counted as a distinctive code ("call mom
+    10:30am" erased "My dentist appointment is at 10:30am on Friday."), and a 4-word pleasantry as a quote ("Thank
+    you very much!" erased a message that began with it)."""
+    store = MemoryStore(tmp_path / "s")
+    ns = ("alice", "notes")
+    facts = {"dentist": "My dentist appointment is at 10:30am on Friday.",
+             "salary": "My salary went up by 1,200 euros this year, and I adopted a cat named Luna.",
+             "trip": "The trip starts on 2025-06-10 in Oslo.",
+             "tom": "Thank you very much! By the way, my brother Tom lives in Oslo.",
+             "noon": "OK so the meeting is at noon tomorrow."}
+    for key, fact in facts.items():
+        store.put(ns, key, {"content": fact})
+    for short in ("call mom 10:30am", "rent 1,200", "due 2025-06-10", "Thank you very much!", "the meeting is at noon"):
+        store.put(ns, "todo", {"content": short})
+        store.delete(ns, "todo")
+        assert [k for k in facts if store.get(ns, k) is None] == [], short
+    store.close()

@@ -23,9 +23,10 @@ before they are dropped is finished by the next open) and dropped, Chroma's own 
 (``Store._purge_index_files``), and both SQLite files are VACUUMed. Chat threads of the namespace in
 ``threads.sqlite3`` are rewritten without the messages that quote erased text (``memory_graph.threads``).
 
-A *distinctive* value is a word of a value of at least 5 characters that holds a digit or is rare in English
-(wordfreq Zipf frequency below 2.0): "alpha247514q9" (also inside "my token is alpha247514q9") is scrubbed wherever it is quoted, "Berlin" is not (erasing every
-message that mentions a common word would erase other facts). Matching is case-insensitive substring search
+A *distinctive* value is a word of at least 5 characters that is a code (letters and digits mixed, not a number
+with a unit: "alpha247514q9", also inside "my token is alpha247514q9") or rare in English (wordfreq Zipf
+frequency below 2.0); it is scrubbed wherever it is quoted. "Berlin", "10:30am" and "1,200" are not (erasing every
+message that mentions a common word, a time or an amount would erase other facts). Matching is case-insensitive substring search
 over the namespace's rows: O(namespace) per hard delete, which is rare and never on a hot path.
 """
 
@@ -42,20 +43,32 @@ from memory_graph.store.tx import Tx, now_iso
 
 MAX_ROUNDS = 5
 DISTINCTIVE_ZIPF = 2.0
-QUOTE_MIN_CHARS = 20
-QUOTE_MIN_WORDS = 4
-"""An erased text is searched for in other rows only when it is at least this long (characters and words)."""
+QUOTE_MIN_CHARS = 40
+QUOTE_MIN_WORDS = 8
+"""An erased text is searched for in other rows only when it is at least this long (characters and words): a
+shorter one ("Thank you very much!", "the meeting is at noon") opens unrelated messages too often."""
+_CODE = re.compile(r"(?=[a-z0-9]*[a-z])(?=[a-z0-9]*\d)[a-z0-9]{5,}")
+"""A code: letters and digits mixed, 5 or more of them, no other character (``7734qk``, ``x12345678``)."""
+_MEASURE = re.compile(r"\d+(?:am|pm|st|nd|rd|th|s|h|k|m|x|kg|km|mg|ml|mm|cm|gb|mb|kb|hz|min|hrs?|yrs?)")
+"""A number with a unit or an ordinal (``1030am``, ``10000steps`` is not: ``2nd``, ``500mg``, ``12th``)."""
 
 
 def distinctive_values(values: list[str]) -> list[str]:
-    """The values that identify what is erased wherever they are quoted (see the module docstring)."""
+    """The words of ``values`` that identify what is erased wherever they are quoted: codes (letters and digits
+    mixed, :data:`_CODE`, not a number with a unit or an ordinal) and words rare in English (``wordfreq`` Zipf
+    frequency below ``DISTINCTIVE_ZIPF``, letters only), each of at least 5 characters. A time, a date, an amount
+    or a count ("10:30am", "2025-06-10", "1,200", "10000") is no identifier: deleting "call mom 10:30am" erased
+    "My dentist appointment is at 10:30am on Friday." (breaker run, issue 21)."""
     from wordfreq import zipf_frequency
 
     out = []
     for value in values:  # each word of a value ("my token is zqxv9981kk": breaker run), not only one-word values
         for raw in value.split():
             word = raw.strip(".,;:!?\"'()[]{}<>")
-            if len(word) >= 5 and (re.search(r"\d", word) or zipf_frequency(word, "en") < DISTINCTIVE_ZIPF):
+            core = re.sub(r"[-_/.]", "", word.lower())
+            code = bool(_CODE.fullmatch(core)) and not _MEASURE.fullmatch(core)
+            rare = word.isalpha() and len(word) >= 5 and zipf_frequency(word, "en") < DISTINCTIVE_ZIPF
+            if code or rare:
                 out.append(word)
     return list(dict.fromkeys(out))
 

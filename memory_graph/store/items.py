@@ -67,6 +67,8 @@ def check_value(value: Any) -> dict[str, Any]:
         text.encode("utf-8")
     except (TypeError, ValueError, RecursionError) as exc:  # bytes, sets, NaN, lone surrogates, absurd nesting
         raise InvalidInputError(f"an item value must be JSON (strings, numbers, lists, dicts): {type(exc).__name__}") from None
+    if any("\x00" in part for part in value_strings(value)):  # put observes the content, which refuses NUL
+        raise InvalidInputError("an item value must not hold NUL characters")
     if len(text) > MAX_VALUE_CHARS:
         raise InvalidInputError(f"an item value is {len(text)} characters as JSON; the limit is {MAX_VALUE_CHARS}")
     return dict(json.loads(text))

@@ -433,6 +433,19 @@ class Tx:
                 f"SELECT id FROM {table} WHERE namespace != ? AND id IN ({_marks(len(chunk))})", (ns, *chunk)).fetchall()]
         return sorted(found)
 
+    def ids_of_records(self, ids: Sequence[str], table: str) -> list[str]:
+        """The ``ids`` that rows of ``table`` (``memories`` | ``observations``) use, in any namespace: a memory and a
+        message never share an id (they share a namespace's ``live`` index part, see ``short_id``)."""
+        if table not in ("memories", "observations"):
+            raise ValueError(f"no record ids in table {table!r}")
+        unique = sorted(set(ids))
+        found: list[str] = []
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            found += [r["id"] for r in self._cur.execute(
+                f"SELECT id FROM {table} WHERE id IN ({_marks(len(chunk))})", tuple(chunk)).fetchall()]
+        return sorted(found)
+
     def import_rows(self, kind: str, ns: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Insert ``rows`` of ``kind`` (see ``PORTABLE``; every column given, JSON columns as text) into namespace
         ``ns``, keeping their ids. A row whose key is already there is left as it is (an import never overwrites:
