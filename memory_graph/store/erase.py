@@ -53,11 +53,11 @@ _MEASURE = re.compile(r"\d+(?:am|pm|st|nd|rd|th|s|h|k|m|x|kg|km|mg|ml|mm|cm|gb|m
 """A number with a unit or an ordinal (``1030am``, ``10000steps`` is not: ``2nd``, ``500mg``, ``12th``)."""
 
 
-def distinctive_values(values: list[str]) -> list[str]:
+def distinctive_values(values: list[str], codes_only: bool = False) -> list[str]:
     """The words of ``values`` that identify what is erased wherever they are quoted: codes (letters and digits
     mixed, :data:`_CODE`, not a number with a unit or an ordinal) and words rare in English (``wordfreq`` Zipf
     frequency below ``DISTINCTIVE_ZIPF``, letters only), each of at least 5 characters. A time, a date, an amount
-    or a count ("10:30am", "2025-06-10", "1,200", "10000") is no identifier: deleting "call mom 10:30am" erased
+    or a count ("10:30am", "2025-06-10", "1,200", "10000") is no identifier. ``codes_only``: codes alone: deleting "call mom 10:30am" erased
     "My dentist appointment is at 10:30am on Friday." (breaker run, issue 21)."""
     from wordfreq import zipf_frequency
 
@@ -67,7 +67,7 @@ def distinctive_values(values: list[str]) -> list[str]:
             word = raw.strip(".,;:!?\"'()[]{}<>")
             core = re.sub(r"[-_/.]", "", word.lower())
             code = bool(_CODE.fullmatch(core)) and not _MEASURE.fullmatch(core)
-            rare = word.isalpha() and len(word) >= 5 and zipf_frequency(word, "en") < DISTINCTIVE_ZIPF
+            rare = not codes_only and word.isalpha() and len(word) >= 5 and zipf_frequency(word, "en") < DISTINCTIVE_ZIPF
             if code or rare:
                 out.append(word)
     return list(dict.fromkeys(out))
@@ -92,7 +92,9 @@ def needles_of(texts: list[str], values: list[str], memory_ids: list[str]) -> li
     rows are erased by id all the same; its distinctive values ("pin 7734qk") still mark the rows quoting it."""
     quotable = [t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS]
     short = [t for t in texts if t.strip() and t.strip() not in quotable]
-    out = quotable + distinctive_values([*values, *short]) + [f"m:{m}" for m in memory_ids]
+    # a short text marks what quotes its codes only ("pin 7734qk"), not its rare words: erasing "Zorblax has a vet
+    # visit" must not erase every message naming the cat
+    out = quotable + distinctive_values(values) + distinctive_values(short, codes_only=True) + [f"m:{m}" for m in memory_ids]
     return sorted(set(out), key=lambda s: (len(s), s))
 
 
