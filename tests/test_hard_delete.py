@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fakes import StemBagEmbedder
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -216,3 +217,37 @@ def test_distinctive_words_inside_a_longer_value_are_needles() -> None:
 
     assert distinctive_values(["my token is zqxv9981kk.", "Berlin", "alpha247514q9", "(Okonkwo)", "tea"]) == [
         "zqxv9981kk", "alpha247514q9", "Okonkwo"]
+
+
+@pytest.mark.parametrize(("erased", "unrelated"), [
+    ("My flight to Tokyo is LH714 on 3 June.", "Dad's flight home is LH7140 on 9 August."),
+    ("The router firmware is v10.2.1 now.", "Work laptop runs Zoom v10.2.15 since Monday."),
+    ("My physiotherapist is Ameli Brandt.", "Book a table at Amelie's bistro for Friday."),
+    ("I run for 30mins every morning.", "Remind me to meditate 30mins before bed."),
+    ("Gym membership costs 45GBP per month.", "Send Jana 45GBP for the concert ticket."),
+    ("I had COVID-19 in March 2022.", "My mother got her COVID-19 booster on Tuesday."),
+    ("Tax filing for FY2024 is due 31 January.", "Bonus for FY2024 paid into savings account."),
+])
+def test_a_hard_delete_keeps_messages_that_share_no_identifier(tmp_path: Path, erased: str, unrelated: str) -> None:
+    """Third breaker run (issue 21, critical): a code was searched for as a substring (LH714 in LH7140, Ameli in
+    Amelie) and an amount, a duration or an everyday term counted as a code: the unrelated message was erased."""
+    with Memory(tmp_path / "s", user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        mem.observe(unrelated, time="2024-01-01T00:00:00")
+        target = mem.observe(erased, time="2024-01-02T00:00:00")
+        mem.forget(target[0]["id"], hard=True)
+        texts = [r["text"] for r in mem.store.ledger.query("SELECT text FROM observations WHERE namespace='alice'")]
+        assert texts == [unrelated]
+
+
+def test_a_hard_delete_finds_a_code_written_without_its_separator(tmp_path: Path) -> None:
+    """Third breaker run (issue 21, critical): "7734-QK" was searched for with its hyphen, so a copy written
+    "7734QK" kept the secret."""
+    with Memory(tmp_path / "s", user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        target = mem.observe("My garage door code is 7734-QK, keep it secret.", time="2024-01-01T00:00:00")
+        mem.observe("Reminder for the plumber: garage code 7734QK.", time="2024-01-02T00:00:00")
+        mem.observe("I live in Porto.", time="2024-01-03T00:00:00")
+        mem.forget(target[0]["id"], hard=True)
+        texts = [r["text"] for r in mem.store.ledger.query("SELECT text FROM observations WHERE namespace='alice'")]
+        assert texts == ["I live in Porto."]

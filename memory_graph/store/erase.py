@@ -32,9 +32,10 @@ over the namespace's rows: O(namespace) per hard delete, which is rare and never
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from memory_graph.store import tombstones
 from memory_graph.store.items import path_ref, value_strings
@@ -49,7 +50,8 @@ QUOTE_MIN_WORDS = 8
 shorter one ("Thank you very much!", "the meeting is at noon") opens unrelated messages too often."""
 _CODE = re.compile(r"(?=[a-z0-9]*[a-z])(?=[a-z0-9]*\d)[a-z0-9]{5,}")
 """A code: letters and digits mixed, 5 or more of them, no other character (``7734qk``, ``x12345678``)."""
-_MEASURE = re.compile(r"\d+(?:am|pm|st|nd|rd|th|s|h|k|m|x|kg|km|mg|ml|mm|cm|gb|mb|kb|hz|min|hrs?|yrs?)")
+_MEASURE = re.compile(r"\d+(?:am|pm|st|nd|rd|th|s|h|k|m|x|p|i|kgs?|kms?|mg|ml|mm|cm|gb|mb|kb|tb|g?hz|mins?|hrs?|hours?|"
+                      r"days?|wks?|weeks?|yrs?|years?|lbs?|miles?|mph|kph|usd|eur|gbp|jpy|chf|cad|aud|inr|pts?)")
 """A number with a unit or an ordinal (``1030am``, ``10000steps`` is not: ``2nd``, ``500mg``, ``12th``)."""
 
 
@@ -66,7 +68,10 @@ def distinctive_values(values: list[str], codes_only: bool = False) -> list[str]
         for raw in value.split():
             word = raw.strip(".,;:!?\"'()[]{}<>")
             core = re.sub(r"[-_/.]", "", word.lower())
-            code = bool(_CODE.fullmatch(core)) and not _MEASURE.fullmatch(core)
+            letters = re.findall(r"[a-z]+", core)
+            common = len(letters) == 1 and len(letters[0]) >= 3 and zipf_frequency(letters[0], "en") >= 3.0
+            year = bool(re.fullmatch(r"[a-z]{1,3}(?:19|20)\d\d", core))  # fy2024, q2025: a period, not an identifier
+            code = bool(_CODE.fullmatch(core)) and not _MEASURE.fullmatch(core) and not common and not year
             rare = not codes_only and word.isalpha() and len(word) >= 5 and zipf_frequency(word, "en") < DISTINCTIVE_ZIPF
             if code or rare:
                 out.append(word)
@@ -74,14 +79,43 @@ def distinctive_values(values: list[str], codes_only: bool = False) -> list[str]
 
 
 def _quoting(led: Ledger, ns: str, table: str, column: str, needles: list[str]) -> set[str]:
-    """Ids of rows of ``table`` in ``ns`` whose ``column`` contains any needle (case-insensitive)."""
+    """Ids of rows of ``table`` in ``ns`` whose ``column`` quotes any needle (:func:`quotes`): found by SQL on a part
+    of each needle (case-insensitive ``instr``), then checked by :func:`quotes` on the row's text."""
     found: set[str] = set()
-    for start in range(0, len(needles), 50):
-        chunk = needles[start : start + 50]
+    parts = list(dict.fromkeys(_search_part(n) for n in needles))
+    for start in range(0, len(parts), 50):
+        chunk = parts[start : start + 50]
         cond = " OR ".join("instr(lower(" + column + "), ?) > 0" for _ in chunk)
-        found |= {r["id"] for r in led.query(f"SELECT id FROM {table} WHERE namespace=? AND ({cond})",
-                                              (ns, *[n.lower() for n in chunk]))}
+        found |= {r["id"] for r in led.query(f"SELECT id, {column} AS text FROM {table} WHERE namespace=? AND ({cond})",
+                                              (ns, *chunk)) if quotes(r["text"], needles)}
     return found
+
+
+def _search_part(needle: str) -> str:
+    """What SQL looks for first: a word needle's longest run of letters or digits (``7734-QK`` -> ``7734``, so
+    ``7734QK`` is found too), else the needle; lower case."""
+    if _is_word(needle):
+        return max(re.findall(r"\w+", needle.lower()), key=len, default=needle.lower())
+    return needle.lower()
+
+
+def _is_word(needle: str) -> bool:
+    return not needle.startswith("m:") and not any(c.isspace() for c in needle)
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_pattern(needle: str) -> re.Pattern[str]:
+    """A word needle (a code or a rare word) as a whole word, its separators optional: ``LH714`` is not found in
+    ``LH7140``, ``Ameli`` not in ``Amelie``, ``7734-QK`` is found as ``7734QK`` (second breaker run, issue 21)."""
+    chars = [re.escape(c) for c in needle.lower() if c.isalnum()]
+    return re.compile(r"(?<!\w)" + r"[-_/. ]?".join(chars) + r"(?!\w)")
+
+
+def quotes(text: str | None, needles: Sequence[str]) -> bool:
+    """Whether ``text`` quotes a needle: a whole erased text or ``m:ID`` as a case-insensitive substring, a word
+    needle as a whole word (:func:`_word_pattern`)."""
+    low = (text or "").lower()
+    return any(_word_pattern(n).search(low) if _is_word(n) else n.lower() in low for n in needles if n)
 
 
 def needles_of(texts: list[str], values: list[str], memory_ids: list[str]) -> list[str]:
@@ -124,11 +158,6 @@ def plan(led: Ledger, ns: str, memory_ids: Sequence[str] = (),
 def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: list[str]) -> dict[str, int]:
     """Delete the planned rows inside the caller's transaction ``cur``; queue their index records for deletion.
     Returns counts of recall records erased."""
-    lowered = [n.lower() for n in needles]
-
-    def quotes(text: str | None) -> bool:
-        low = (text or "").lower()
-        return any(n in low for n in lowered)
 
     mset, oset = set(mem_ids), set(obs_ids)
     ended_by: dict[str, list[str]] = {}  # a surviving memory -> the erased memories that ended it
@@ -156,7 +185,7 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         cur.unindex_terms(ns, cur.execute(f"SELECT id, text, source FROM memories WHERE namespace=? AND id IN ({marks})",
                                           (ns, *chunk)).fetchall())
         cur.execute(f"DELETE FROM memories WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
-    erased_items = _erase_items(cur, ns, oset, quotes)
+    erased_items = _erase_items(cur, ns, oset, needles)
     for start in range(0, len(obs_ids), 400):
         chunk = obs_ids[start : start + 400]
         marks = ",".join("?" * len(chunk))
@@ -172,7 +201,7 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
     restored = _restore_heads(cur, ns, sorted(set(ended_by) - mset - set(bridges)))
     erased_recalls = 0
     for rec in cur.execute("SELECT id, query, candidates, chosen FROM recalls WHERE namespace=?", (ns,)).fetchall():
-        if quotes(rec["query"]):
+        if quotes(rec["query"], needles):
             tombstones.remember(cur, [tombstones.id_key(rec["id"])] + [tombstones.id_key(f["id"]) for f in cur.execute(
                 "SELECT id FROM feedback WHERE namespace=? AND recall_id=?", (ns, rec["id"])).fetchall()])
             cur.execute("DELETE FROM feedback WHERE namespace=? AND recall_id=?", (ns, rec["id"]))
@@ -183,10 +212,10 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         chosen = [c for c in json.loads(rec["chosen"]) if c not in mset]
         cur.execute("UPDATE recalls SET candidates=?, chosen=? WHERE id=?", (json.dumps(cands), json.dumps(chosen), rec["id"]))
     for row in cur.execute("SELECT id, reason FROM links WHERE namespace=?", (ns,)).fetchall():
-        if quotes(row["reason"]):
+        if quotes(row["reason"], needles):
             cur.execute("UPDATE links SET reason='(erased)' WHERE id=?", (row["id"],))
     for row in cur.execute("SELECT id, memory_id, type, detail, created_at FROM events WHERE namespace=?", (ns,)).fetchall():
-        if quotes(row["detail"]):
+        if quotes(row["detail"], needles):
             tombstones.remember(cur, [tombstones.event_key(ns, row["memory_id"], row["type"], row["detail"],
                                                            row["created_at"])])
             cur.execute("UPDATE events SET detail='{}' WHERE id=?", (row["id"],))
@@ -212,7 +241,7 @@ def _remember_erased(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str]) -
     tombstones.remember(cur, keys)
 
 
-def _erase_items(cur: Tx, ns: str, obs_ids: set[str], quotes: Callable[[str], bool]) -> int:
+def _erase_items(cur: Tx, ns: str, obs_ids: set[str], needles: Sequence[str]) -> int:
     """Delete the ``BaseStore`` items of ``ns`` whose text became an erased observation (by its ref or its recorded
     observation id) or whose value quotes erased text anywhere (any string of it, keys included): the item keeps
     its value as given, a copy of what is erased (issue 21). Runs before the observations are deleted (it reads
@@ -231,7 +260,7 @@ def _erase_items(cur: Tx, ns: str, obs_ids: set[str], quotes: Callable[[str], bo
         except ValueError:
             strings = [row["value"]]
         if row["observation_id"] in obs_ids or path_ref(row["path"], row["key"]) in refs \
-                or any(quotes(text) for text in [row["key"], *strings]):
+                or any(quotes(text, needles) for text in [row["key"], *strings]):
             doomed.append((row["path"], row["key"]))
             tombstones.remember(cur, [tombstones.item_key(ns, path_ref(row["path"], row["key"]), row["created_at"])])
     cur.executemany("DELETE FROM items WHERE path=? AND key=?", doomed)
