@@ -612,7 +612,7 @@ class Store:
                 "SELECT * FROM memories WHERE namespace=? AND id IN ({marks})", namespace, list(dict.fromkeys(memory_ids)))}
             good_obs, _, bad_obs = self._metadata([obs[i] for i in dict.fromkeys(observation_ids) if i in obs], observation_metadata)
             good_mem, _, bad_mem = self._metadata([mems[i] for i in dict.fromkeys(memory_ids) if i in mems], memory_metadata)
-            texts = [str(r["text"]) for r in good_obs] + [searchable_text(r["text"], r["source"]) for r in good_mem]
+            texts = [str(r["text"]) for r in good_obs] + [_memory_text(r) for r in good_mem]
             written = [r["id"] for r in good_obs] + [r["id"] for r in good_mem]
             if written:
                 self.index.upsert(namespace, LIVE, written, self.embed(texts),

@@ -26,8 +26,9 @@ before they are dropped is finished by the next open) and dropped, Chroma's own 
 A *distinctive* value is a word of at least 5 characters that is a code (letters and digits mixed, not a number
 with a unit: "alpha247514q9", also inside "my token is alpha247514q9") or rare in English (wordfreq Zipf
 frequency below 2.0); it is scrubbed wherever it is quoted. "Berlin", "10:30am" and "1,200" are not (erasing every
-message that mentions a common word, a time or an amount would erase other facts). Matching is case-insensitive substring search
-over the namespace's rows: O(namespace) per hard delete, which is rare and never on a hot path.
+message that mentions a common word, a time or an amount would erase other facts). A whole text or ``m:ID`` is matched
+as a case-insensitive substring, a word (a code, a rare word) as a whole word with its separators optional
+(:func:`quotes`), over the namespace's rows: O(namespace) per hard delete, which is rare and never on a hot path.
 """
 
 from __future__ import annotations
@@ -56,26 +57,33 @@ _MEASURE = re.compile(r"\d+(?:am|pm|st|nd|rd|th|s|h|k|m|x|p|i|kgs?|kms?|mg|ml|mm
 
 
 def distinctive_values(values: list[str], codes_only: bool = False) -> list[str]:
-    """The words of ``values`` that identify what is erased wherever they are quoted: codes (letters and digits
-    mixed, :data:`_CODE`, not a number with a unit or an ordinal) and words rare in English (``wordfreq`` Zipf
-    frequency below ``DISTINCTIVE_ZIPF``, letters only), each of at least 5 characters. A time, a date, an amount
-    or a count ("10:30am", "2025-06-10", "1,200", "10000") is no identifier. ``codes_only``: codes alone: deleting "call mom 10:30am" erased
-    "My dentist appointment is at 10:30am on Friday." (breaker run, issue 21)."""
+    """The words of ``values`` that identify what is erased wherever they are quoted: codes (:func:`_is_code`) and,
+    unless ``codes_only``, words rare in English (``wordfreq`` Zipf frequency below ``DISTINCTIVE_ZIPF``, letters
+    only, at least 5 characters). A time, a date, an amount or a count ("10:30am", "2025-06-10", "1,200", "10000")
+    is no identifier: deleting "call mom 10:30am" erased "My dentist appointment is at 10:30am on Friday."
+    (breaker run, issue 21)."""
     from wordfreq import zipf_frequency
 
     out = []
     for value in values:  # each word of a value ("my token is zqxv9981kk": breaker run), not only one-word values
         for raw in value.split():
             word = raw.strip(".,;:!?\"'()[]{}<>")
-            core = re.sub(r"[-_/.]", "", word.lower())
-            letters = re.findall(r"[a-z]+", core)
-            common = len(letters) == 1 and len(letters[0]) >= 3 and zipf_frequency(letters[0], "en") >= 3.0
-            year = bool(re.fullmatch(r"[a-z]{1,3}(?:19|20)\d\d", core))  # fy2024, q2025: a period, not an identifier
-            code = bool(_CODE.fullmatch(core)) and not _MEASURE.fullmatch(core) and not common and not year
+            code = _is_code(re.sub(r"[-_/.]", "", word.lower()))
             rare = not codes_only and word.isalpha() and len(word) >= 5 and zipf_frequency(word, "en") < DISTINCTIVE_ZIPF
             if code or rare:
                 out.append(word)
     return list(dict.fromkeys(out))
+
+
+def _is_code(core: str) -> bool:
+    """Whether ``core`` (a word, lower case, without ``-_/.``) is a code (:data:`_CODE`) and not a number with a
+    unit (:data:`_MEASURE`), a common word with a number ("covid19", "iphone15") or a period ("fy2024", "q2025")."""
+    if not _CODE.fullmatch(core) or _MEASURE.fullmatch(core) or re.fullmatch(r"[a-z]{1,3}(?:19|20)\d\d", core):
+        return False
+    from wordfreq import zipf_frequency
+
+    letters = re.findall(r"[a-z]+", core)
+    return not (len(letters) == 1 and len(letters[0]) >= 3 and zipf_frequency(letters[0], "en") >= 3.0)
 
 
 def _quoting(led: Ledger, ns: str, table: str, column: str, needles: list[str]) -> set[str]:

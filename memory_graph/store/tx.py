@@ -424,26 +424,24 @@ class Tx:
         """The ``ids`` of ``kind`` (one of ``GLOBAL_IDS``) that rows of another namespace than ``ns`` already use."""
         if kind not in GLOBAL_IDS:
             raise ValueError(f"no store-wide ids for {kind!r}")
-        table = PORTABLE[kind][0]
-        unique = sorted(set(ids))
-        found: list[str] = []
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
-            found += [r["id"] for r in self._cur.execute(
-                f"SELECT id FROM {table} WHERE namespace != ? AND id IN ({_marks(len(chunk))})", (ns, *chunk)).fetchall()]
-        return sorted(found)
+        return self._ids_used(PORTABLE[kind][0], ids, "namespace != ? AND ", (ns,))
 
     def ids_of_records(self, ids: Sequence[str], table: str) -> list[str]:
         """The ``ids`` that rows of ``table`` (``memories`` | ``observations``) use, in any namespace: a memory and a
         message never share an id (they share a namespace's ``live`` index part, see ``short_id``)."""
         if table not in ("memories", "observations"):
             raise ValueError(f"no record ids in table {table!r}")
+        return self._ids_used(table, ids)
+
+    def _ids_used(self, table: str, ids: Sequence[str], condition: str = "", params: tuple[Any, ...] = ()) -> list[str]:
+        """The ``ids`` that rows of ``table`` meeting ``condition`` (SQL ending in ``AND``, with ``params``) use,
+        sorted; 500 ids per query."""
         unique = sorted(set(ids))
         found: list[str] = []
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
             found += [r["id"] for r in self._cur.execute(
-                f"SELECT id FROM {table} WHERE id IN ({_marks(len(chunk))})", tuple(chunk)).fetchall()]
+                f"SELECT id FROM {table} WHERE {condition}id IN ({_marks(len(chunk))})", (*params, *chunk)).fetchall()]
         return sorted(found)
 
     def import_rows(self, kind: str, ns: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
