@@ -115,6 +115,8 @@ class OnnxEmbedder(Embedder):
         self._tokenizer = tokenizer
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
+        # threads wait without spinning: on a shared 2-core machine spinning doubled a run's wall time (issue 22)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         self.dim = int(self._session.get_outputs()[0].shape[-1])
         self._lock = threading.Lock()

@@ -52,7 +52,7 @@ from memory_graph.records import FORGET_REQUEST, LIVE_STATUSES, MemoryRecord
 from memory_graph.store import Store, Tx
 from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
 from memory_graph.tokens import count_tokens
-from memory_graph.update_decision import Candidate, Relate, Verdict, decide
+from memory_graph.update_decision import Candidate, Relate, Verdict, decide, shortlist
 
 MULTI_VALUED = {"pets", "likes", "dislikes", "languages", "hobbies", "children", "friends", "siblings", "skills"}
 
@@ -354,7 +354,8 @@ def numbered_keys(text: str) -> set[str]:
 
 
 MODEL_NEIGHBOURS = 8
-"""Candidates the update model reads per new statement: the nearest live memories of its party and scope."""
+"""Live memories searched per new statement for the update model: the nearest of its party and scope, of which
+``update_decision.shortlist`` keeps those it reads."""
 LATER_CHARS = 600
 """A message up to this long that formed one record is what the model reads as the later statement (its context:
 "sorry, I meant", "not Sam"); a longer one, or one of several records, is read through the record's own clause."""
@@ -362,15 +363,16 @@ LATER_CHARS = 600
 
 def model_candidates(store: Store, ns: str, record: MemoryRecord, pending: Sequence[str] = (),
                      exclude: frozenset[str] = frozenset()) -> list[Any]:
-    """The live memories the update model reads beside ``record``: the ``MODEL_NEIGHBOURS`` nearest by meaning of
-    its scope (``nearest_live``), asserted, not events, dated at or before it, that it may link to (``may_link``:
-    same party, same scope), about the same numbered thing when both name one (``numbered_keys``: box 3 is not
-    box 5), other than ``exclude`` (memories formed from the same message)."""
+    """The live memories the update model reads beside ``record``: of the ``MODEL_NEIGHBOURS`` nearest by meaning
+    of its scope (``nearest_live``), those asserted, not events, dated at or before it, that it may link to
+    (``may_link``: same party, same scope), about the same numbered thing when both name one (``numbered_keys``:
+    box 3 is not box 5), other than ``exclude`` (memories formed from the same message); of those, the ones
+    ``update_decision.shortlist`` keeps (the nearest, and a few more that are close)."""
     nearest = nearest_live(store, ns, store.embed([record.text])[0], MODEL_NEIGHBOURS, record.scope, pending)
     keys = numbered_keys(record.text)
-    return [r for r, _ in nearest if r["kind"] != "event" and r["polarity"] > 0 and r["valid_from"] <= record.valid_from
-            and r["id"] not in exclude and may_link(record, r)
-            and not (keys and (other := numbered_keys(r["text"])) and not keys & other)]
+    return shortlist([(r, s) for r, s in nearest if r["kind"] != "event" and r["polarity"] > 0
+                      and r["valid_from"] <= record.valid_from and r["id"] not in exclude and may_link(record, r)
+                      and not (keys and (other := numbered_keys(r["text"])) and not keys & other)])
 
 
 def model_verdict(store: Store, ns: str, record: MemoryRecord, message: str, relate: Relate,

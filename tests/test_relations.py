@@ -63,6 +63,19 @@ def test_probabilities_are_a_distribution() -> None:
     assert default_model() is default_model()  # loaded once per process
 
 
+def test_a_pairs_figures_do_not_depend_on_the_other_pairs_read_with_it() -> None:
+    # the int8 model scales activations by its whole input: read in one batch, a pair's figures moved with its
+    # neighbours and their padding (issue 22); each pair is one run now, so the same pair always reads the same
+    pair = ("I live in Lisbon", "We moved to Porto last week.")
+    others = [("My locker code is 4471 and the gym is on Elm Street, near the station where I park the car.",
+               "Tomorrow the team meets at ten in room 4 to plan the next two sprints of the billing project."),
+              ("I drive a Civic", "I sold the Civic")]
+    alone = classify_many([pair])[0].probs
+    for company in ([*others, pair], [pair, others[0]], [others[1], pair, others[0]]):
+        rels = classify_many(company)
+        assert rels[company.index(pair)].probs == alone
+
+
 UNAMBIGUOUS = [
     ({"date": "2024-01-05", "text": "I work at Northwind as a data analyst."},
      {"date": "2024-09-01", "text": "I quit Northwind and started at Contoso this week."}, True),

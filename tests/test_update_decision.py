@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memory_graph.relations import LABELS, Relation
-from memory_graph.update_decision import THRESHOLD, Candidate, decide
+from memory_graph.update_decision import MIN_SIMILARITY, READS, THRESHOLD, Candidate, decide, shortlist
 
 
 def _rel(**probs: float) -> Relation:
@@ -88,3 +88,11 @@ def test_a_word_for_word_copy_of_the_chosen_candidate_goes_with_it() -> None:
     relate = fake({"We use Kafka for the event bus.": _rel(replaces=0.9), "we use kafka for the event bus": _rel(unrelated=0.8),
                    "We use Kafka for analytics.": _rel(unrelated=0.9)})
     assert decide(LATER, cands, relate).supersedes == ["m1", "m2"]
+
+
+def test_the_shortlist_reads_the_nearest_and_few_close_others() -> None:
+    scored = [("a", 0.12), ("b", 0.6), ("c", MIN_SIMILARITY), ("d", MIN_SIMILARITY - 0.01), ("e", 0.9), ("f", 0.8), ("g", 0.7)]
+    assert shortlist(scored) == ["a", "b", "c", "e"][:READS]  # the nearest however far, then the close ones in order
+    assert shortlist([("far", 0.01)]) == ["far"]
+    assert shortlist([]) == []
+    assert shortlist([(str(i), 0.9) for i in range(20)]) == [str(i) for i in range(READS)]

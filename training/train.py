@@ -271,16 +271,17 @@ def _origin_metrics(origin: str, test: Sequence[Pair], gold: Sequence[str], pred
 
 
 def candidate_search(model: RelationModel, convs: Sequence[Conversation], k: int = 8) -> dict[str, Any]:
-    """The decision as linking makes it, on whole held-out conversations: for each user turn, the ``k`` earlier
-    user turns nearest by the packaged MiniLM are the candidates, and ``update_decision.decide`` (the shipped rule:
-    one superseded and one ended at most, every forgotten one) says which it outdates. Recall: annotated (target,
+    """The decision as linking makes it, on whole held-out conversations: for each user turn, of the ``k`` earlier
+    user turns nearest by the packaged MiniLM, those ``update_decision.shortlist`` keeps are the candidates (as
+    ``linking.model_candidates`` keeps them), and ``update_decision.decide`` (the shipped rule: one superseded and
+    one ended at most, every forgotten one) says which it outdates; ``read``: the pairs the model read. Recall: annotated (target,
     turn) changes found; precision: outdated candidates that are annotated targets; ``candidate_recall``: targets
     that were among the candidates at all (the search's own recall)."""
     from memory_graph.embeddings import get_embedder
-    from memory_graph.update_decision import Candidate, decide
+    from memory_graph.update_decision import Candidate, decide, shortlist
 
     embedder = get_embedder()
-    found = gold = predicted = in_pool = 0
+    found = gold = predicted = in_pool = read = 0
     for conv in convs:
         users = [i for i, t in enumerate(conv.turns) if t.get("speaker") == "user"]
         vectors = embedder.embed([str(conv.turns[i]["text"]) for i in users])
@@ -293,7 +294,8 @@ def candidate_search(model: RelationModel, convs: Sequence[Conversation], k: int
             if not earlier:
                 continue
             sims = vectors[[where[j] for j in earlier]] @ vectors[where[i]]
-            cands = [earlier[int(x)] for x in np.argsort(-sims, kind="stable")[:k]]
+            cands = shortlist([(earlier[int(x)], float(sims[x])) for x in np.argsort(-sims, kind="stable")[:k]])
+            read += len(cands)
             sides = {j: turn_side(conv.turns[j]) for j in cands}
             verdict = decide(turn_side(conv.turns[i]), [Candidate(str(j), s["text"], s["speaker"], s["date"]) for j, s in sides.items()],
                              model.relate)
@@ -304,7 +306,7 @@ def candidate_search(model: RelationModel, convs: Sequence[Conversation], k: int
             found += len(targets & out)
             predicted += len(out)
     return {"k": k, "changes": gold, "candidate_recall": round(in_pool / max(1, gold), 4),
-            "recall": round(found / max(1, gold), 4), "precision": round(found / max(1, predicted), 4)}
+            "recall": round(found / max(1, gold), 4), "precision": round(found / max(1, predicted), 4), "read": read}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
