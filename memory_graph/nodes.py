@@ -222,8 +222,6 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     # the model is configured before anything is written: a configuration error (no key) stores nothing
     model = make_chat_model(ctx.model, ctx.base_url, deadline=state.turn_deadline, budget_s=ctx.model_deadline_s) if ctx.model else None
     stored: list[Observation] = list(reprocess)
-    # embedded without holding the store (seconds for a pasted log); the link node indexes them from the cache
-    store.embed([o.text for o in stored] + [o["text"] for o in observations])
     with store.write() as tx:
         for o in observations:
             stored.append(Observation(id=tx.add_observation(ctx.user_id, **o, withheld=rules.withheld(o["text"])), **o))
@@ -234,7 +232,9 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
         found = (llm_extractor.extract(model, obs, mode=ctx.structured_output, fallbacks=fallbacks)
                  if model is not None else rules.extract(obs))
         records.extend(r for r in found if not (obs.id in pasted and rules.is_free_text(r)))
-    store.embed([r.text for r in records])  # link reuses the vectors
+    # one embedding run for the messages and what was extracted from them, without holding the store (seconds
+    # for a pasted log); the link node reads the records' vectors and indexes the messages from the cache
+    store.embed([o.text for o in stored] + [r.text for r in records])
     # the observations are indexed by the link node, in one write with the memories formed from them
     return {"extracted": [r.model_dump() for r in records], "observations": [], "observed": [o.id for o in stored],
             "model_fallbacks": fallbacks}

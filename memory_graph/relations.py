@@ -191,7 +191,7 @@ def default_model() -> RelationModel:
 def classify_many(
     pairs: Sequence[tuple[Mapping[str, Any] | str, Mapping[str, Any] | str]], model: RelationModel | None = None
 ) -> list[Relation]:
-    """:func:`classify` for many pairs in one batched run. Raises ``InvalidInputError`` on a malformed side."""
+    """:func:`classify` for many pairs (each read alone: ``RelationModel.probabilities``). Raises ``InvalidInputError`` on a malformed side."""
     return (model or default_model()).relate(pairs)
 
 

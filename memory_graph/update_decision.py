@@ -15,7 +15,7 @@ as a forget request beside every candidate, and forgetting them all lost 8 of 11
 copies of the chosen candidate restated word for word go with it (one claim). A statement made only of a forget
 request forms no memory of its own (``Verdict.request_only``).
 
-Why one: on the held-out writers' conversations (``training/MODEL_CARD.md``, candidate search, 8 nearest earlier
+Why one: on the held-out writers' conversations (``training/MODEL_CARD.md``, candidate search, before ``shortlist``: 8 nearest earlier
 user turns), superseding every candidate above the threshold found 0.71 of the annotated changes at precision
 0.48; only the most probable one, 0.64 at precision 0.64 (the model reads each pair alone, so a look-alike slot,
 "box 5's code" beside "box 3's new code", scores like the real one).
