@@ -115,7 +115,9 @@ def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def split_long(obs: dict[str, Any], pieces: int = CHUNK_PIECES, size: int = CHUNK_CHARS) -> list[dict[str, Any]]:
+def split_long(
+    obs: dict[str, Any], pieces: int = CHUNK_PIECES, size: int = CHUNK_CHARS
+) -> list[dict[str, Any]]:
     """A validated observation as itself, or, when it is longer than ``PASTE_CHARS``, as chunks of at most ``pieces``
     word pieces of the embedder's tokenizer (:func:`_piece_ends`) and ``size`` characters, each cut at a line break
     or a sentence end (else at a space, else between two pieces) in the second half of its window. Every chunk
@@ -147,7 +149,10 @@ def split_long(obs: dict[str, Any], pieces: int = CHUNK_PIECES, size: int = CHUN
             cut = (ends[inside] if inside >= first and ends[inside] > start else limit) - start
         chunks.append(text[start : start + cut])
         start += cut
-    return [{**obs, "text": chunk, "chunk": k} for k, chunk in enumerate((c.strip() for c in chunks if c.strip()), start=1)]
+    return [
+        {**obs, "text": chunk, "chunk": k}
+        for k, chunk in enumerate((c.strip() for c in chunks if c.strip()), start=1)
+    ]
 
 
 @functools.lru_cache(maxsize=1)
@@ -303,8 +308,9 @@ def _runs(chunks: list[Any]) -> list[list[int]]:
     return runs
 
 
-def _stored_cut_elsewhere(observations: list[dict[str, Any]], rows: list[Any],
-                          known: dict[tuple[Any, Any], Any]) -> tuple[set[int], list[Any]]:
+def _stored_cut_elsewhere(
+    observations: list[dict[str, Any]], rows: list[Any], known: dict[tuple[Any, Any], Any]
+) -> tuple[set[int], list[Any]]:
     """A long message observed again whose chunks are stored cut elsewhere (by an older chunk size: 2,000
     characters before issue 21): the same ref and the same text, whitespace aside. Returns the indices of its new
     chunks in ``observations`` (not to be stored again) and its stored rows (``rows``: those of the refs)."""
@@ -312,8 +318,10 @@ def _stored_cut_elsewhere(observations: list[dict[str, Any]], rows: list[Any],
     stored: dict[tuple[str, str], list[Any]] = {}
     for run in _runs(ordered):
         if len(run) > 1:
-            stored.setdefault((ordered[run[0]]["ref"], _squash("".join(ordered[i]["text"] for i in run))),
-                              [ordered[i] for i in run])
+            stored.setdefault(
+                (ordered[run[0]]["ref"], _squash("".join(ordered[i]["text"] for i in run))),
+                [ordered[i] for i in run],
+            )
     recut: set[int] = set()
     again: list[Any] = []
     for run in _runs(observations):

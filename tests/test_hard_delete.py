@@ -264,12 +264,16 @@ def _thread_texts(store: Path, user_id: str, thread: str) -> list[tuple[str, str
         conn.close()
 
 
-@pytest.mark.parametrize(("erased", "unrelated", "code"), [
-    ("My flight to Tokyo is LH714 on 3 June.", "Dad's flight home is LH7140 on 9 August.", "LH714"),
-    ("My physiotherapist is Ameli Brandt.", "Book a table at Amelie's bistro for Friday.", "Ameli"),
-])
-def test_a_hard_delete_keeps_chat_messages_that_share_no_identifier(tmp_path: Path, erased: str, unrelated: str,
-                                                                    code: str) -> None:
+@pytest.mark.parametrize(
+    ("erased", "unrelated", "code"),
+    [
+        ("My flight to Tokyo is LH714 on 3 June.", "Dad's flight home is LH7140 on 9 August.", "LH714"),
+        ("My physiotherapist is Ameli Brandt.", "Book a table at Amelie's bistro for Friday.", "Ameli"),
+    ],
+)
+def test_a_hard_delete_keeps_chat_messages_that_share_no_identifier(
+    tmp_path: Path, erased: str, unrelated: str, code: str
+) -> None:
     """Issue 21: the chat threads were scrubbed by raw substring while the ledger matches codes and rare words as
     whole words (``erase.quotes``): erasing "LH714" dropped the chat turns about "LH7140", which the ledger kept."""
     store = tmp_path / "s"
@@ -278,7 +282,9 @@ def test_a_hard_delete_keeps_chat_messages_that_share_no_identifier(tmp_path: Pa
         answers = _chat(mem, "default", [unrelated, erased])
         target = next(r["id"] for r in mem.inspect()["recent"] if f"{code} " in r["text"])
         assert mem.forget(target, hard=True)["threads"] == 1
-        kept = [r["text"] for r in mem.store.ledger.query("SELECT text FROM observations WHERE namespace='alice'")]
+        kept = [
+            r["text"] for r in mem.store.ledger.query("SELECT text FROM observations WHERE namespace='alice'")
+        ]
     assert unrelated in kept  # the ledger kept it: the thread must too
     messages = _thread_texts(store, "alice", "default")
     assert ("human", unrelated) in messages and ("ai", answers[0]) in messages
@@ -300,7 +306,9 @@ def test_a_hard_delete_scrubs_a_chat_copy_of_a_code_written_without_its_separato
 
             graph = build_agent_graph(checkpointer=SqliteSaver(conn))
             config = {"configurable": {"thread_id": thread_key("alice", "default")}}
-            graph.update_state(config, {"messages": [AIMessage("Note for the plumber: garage code 7734QK.", id="note")]})
+            graph.update_state(
+                config, {"messages": [AIMessage("Note for the plumber: garage code 7734QK.", id="note")]}
+            )
         finally:
             conn.close()
         target = next(r["id"] for r in mem.inspect()["recent"] if "7734-QK" in r["text"])
@@ -317,10 +325,14 @@ def test_a_hard_delete_scrubs_an_event_detail_that_quotes_in_json_escapes(tmp_pa
     strings, as every other row."""
     with Memory(tmp_path / "s", user_id="alice") as mem:
         mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-        target = mem.observe("My new neighbour Zoë Wrzesińska moved in next door on Monday.", time="2024-01-01T00:00:00")
+        target = mem.observe(
+            "My new neighbour Zoë Wrzesińska moved in next door on Monday.", time="2024-01-01T00:00:00"
+        )
         other = mem.observe("I live in Porto.", time="2024-01-02T00:00:00")[0]["id"]
         with mem.store.write() as tx:  # e.g. an imported event whose reason quotes the text
             tx.add_event("alice", other, "note", reason="said after: Zoë Wrzesińska moved in next door")
         mem.forget(target[0]["id"], hard=True)
-        details = [r["detail"] for r in mem.store.ledger.query("SELECT detail FROM events WHERE namespace='alice'")]
+        details = [
+            r["detail"] for r in mem.store.ledger.query("SELECT detail FROM events WHERE namespace='alice'")
+        ]
     assert not [d for d in details if "Wrzesi" in d]

@@ -227,18 +227,30 @@ def test_filter_comparisons_coerce_numbers_as_langgraphs_in_memory_store(tmp_pat
     from langgraph.store.memory import InMemoryStore
 
     ours, theirs = MemoryStore(tmp_path / "s"), InMemoryStore()
-    values = {"a": {"n": "10", "d": "2024-05-01"}, "b": {"n": 9.5, "d": "2023-01-01"}, "c": {"n": True},
-              "e": {"n": "2"}, "f": {"n": 3}}
+    values = {
+        "a": {"n": "10", "d": "2024-05-01"},
+        "b": {"n": 9.5, "d": "2023-01-01"},
+        "c": {"n": True},
+        "e": {"n": "2"},
+        "f": {"n": 3},
+    }
     for store in (ours, theirs):
         for key, value in values.items():
             store.put(("alice", "nums"), key, {"content": f"Item {key} counts things.", **value})
-    for flt in ({"n": {"$gt": 9}}, {"n": {"$gte": "9.5"}}, {"n": {"$lt": 2.5}}, {"n": {"$lte": 1}},
-                {"n": {"$gt": 1, "$lt": "5"}}):
+    for flt in (
+        {"n": {"$gt": 9}},
+        {"n": {"$gte": "9.5"}},
+        {"n": {"$lt": 2.5}},
+        {"n": {"$lte": 1}},
+        {"n": {"$gt": 1, "$lt": "5"}},
+    ):
         got = sorted(i.key for i in ours.search(("alice", "nums"), filter=flt))
         assert got == sorted(i.key for i in theirs.search(("alice", "nums"), filter=flt)), flt
     assert sorted(i.key for i in ours.search(("alice", "nums"), filter={"n": {"$gt": 9}})) == ["a", "b"]
     assert [i.key for i in ours.search(("alice", "nums"), filter={"d": {"$gt": "2024-01-01"}})] == ["a"]
-    assert ours.search(("alice", "nums"), filter={"d": {"$gt": 5}}) == []  # InMemoryStore raises ValueError here
+    assert (
+        ours.search(("alice", "nums"), filter={"d": {"$gt": 5}}) == []
+    )  # InMemoryStore raises ValueError here
     ours.close()
 
 

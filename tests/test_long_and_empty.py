@@ -183,8 +183,11 @@ def test_no_other_process_reembeds_a_paste_being_observed(tmp_path: Path) -> Non
 
 
 def _log(lines: int, secret: str = "", at: int = 0) -> str:
-    rows = [f"2024-05-0{1 + i % 9} 12:{10 + i % 50}:{10 + i % 49} INFO worker-{i % 7} request id={1000 + i * 7} "
-            f"path=/api/v1/items/list status={(200, 404, 500)[i % 3]} took {i % 900}ms" for i in range(lines)]
+    rows = [
+        f"2024-05-0{1 + i % 9} 12:{10 + i % 50}:{10 + i % 49} INFO worker-{i % 7} request id={1000 + i * 7} "
+        f"path=/api/v1/items/list status={(200, 404, 500)[i % 3]} took {i % 900}ms"
+        for i in range(lines)
+    ]
     if secret:
         rows[at] = secret
     return "\n".join(rows)
@@ -226,8 +229,12 @@ def test_every_chunk_of_a_paste_fits_the_embedders_window() -> None:
         assert all(len(c["text"]) <= CHUNK_CHARS for c in chunks)
         assert re.sub(r"\s+", "", "".join(c["text"] for c in chunks)) == re.sub(r"\s+", "", text)
         assert all(split_long(c) == [c] for c in chunks)  # a chunk is never split again
-    assert all("\n" not in c["text"][-1:] and c["text"].startswith("2024-") for c in split_long({"text": _log(300)}))
-    assert split_long({"text": "y" * PASTE_CHARS}) == [{"text": "y" * PASTE_CHARS}]  # not a paste: one observation
+    assert all(
+        "\n" not in c["text"][-1:] and c["text"].startswith("2024-") for c in split_long({"text": _log(300)})
+    )
+    assert split_long({"text": "y" * PASTE_CHARS}) == [
+        {"text": "y" * PASTE_CHARS}
+    ]  # not a paste: one observation
 
 
 def test_a_line_deep_in_a_paste_is_recalled_under_the_default_budget(mem: Memory) -> None:
@@ -236,8 +243,12 @@ def test_a_line_deep_in_a_paste_is_recalled_under_the_default_budget(mem: Memory
     secret = "2024-05-03 12:44:07 ERROR billing-gateway refused card ending 4417 for invoice INV-88231: insufficient funds"
     log = _log(200, secret, at=120)
     old_chunk = next(c["text"] for c in _split_2000({"text": log}) if secret in c["text"])
-    assert len(old_chunk[: old_chunk.index(secret)]) > 4 * 256  # the premise: far past the old chunk's 256 pieces
-    assert mem.observe(log, ref="paste-1", time="2024-06-01T00:00:00") == []  # a paste forms no raw-chunk memories
+    assert (
+        len(old_chunk[: old_chunk.index(secret)]) > 4 * 256
+    )  # the premise: far past the old chunk's 256 pieces
+    assert (
+        mem.observe(log, ref="paste-1", time="2024-06-01T00:00:00") == []
+    )  # a paste forms no raw-chunk memories
     assert mem.store.ledger.observation_count("alice") == len(split_long({"text": log}))
     recall = mem.recall("Why was the card refused for invoice INV-88231?")
     assert recall.tokens_used <= mem.context.budget_tokens
@@ -264,5 +275,7 @@ def test_a_paste_stored_in_older_chunks_is_recognised_and_recalled(tmp_path: Pat
         assert mem.observe(log, ref="paste-1", time="2024-06-01T00:00:00") == []
         assert mem.store.ledger.observation_count("alice") == before
         assert "Porto" in mem.recall("Where does the user live?").items[0].text
-        mem.observe(log + "\nand one more line", ref="paste-1", time="2024-06-02T00:00:00")  # another text: stored
+        mem.observe(
+            log + "\nand one more line", ref="paste-1", time="2024-06-02T00:00:00"
+        )  # another text: stored
         assert mem.store.ledger.observation_count("alice") > before

@@ -76,7 +76,9 @@ def _thread_quotes(conn: sqlite3.Connection, saver: Any, tid: str, needles: list
     """Whether any stored checkpoint (its values and metadata) or pending write of thread ``tid`` quotes a needle
     (:func:`memory_graph.store.erase.quotes_value` on the decoded values: the older checkpoints, which the latest
     one no longer shows). A blob that cannot be decoded counts as quoting (the thread is rewritten)."""
-    rows = conn.execute("SELECT type, checkpoint, metadata FROM checkpoints WHERE thread_id=?", (tid,)).fetchall()
+    rows = conn.execute(
+        "SELECT type, checkpoint, metadata FROM checkpoints WHERE thread_id=?", (tid,)
+    ).fetchall()
     writes = conn.execute("SELECT type, value FROM writes WHERE thread_id=?", (tid,)).fetchall()
     for kind, blob, *metadata in [*rows, *writes]:
         try:
