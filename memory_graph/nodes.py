@@ -120,7 +120,8 @@ def split_long(
 ) -> list[dict[str, Any]]:
     """A validated observation as itself, or, when it is longer than ``PASTE_CHARS``, as chunks of at most ``pieces``
     word pieces of the embedder's tokenizer (:func:`_piece_ends`) and ``size`` characters, each cut at a line break
-    or a sentence end (else at a space, else between two pieces) in the second half of its window. Every chunk
+    or a sentence end (else at a space, else between two pieces) in the second half of its window, else at its end
+    (inside a word of more than half a window: "My password hint is QQQ..." keeps its words together). Every chunk
     keeps the message's speaker, source, time, session and ``ref`` (as given: a chunk is never named by editing the
     caller's ref) and has its number ``chunk`` (1, 2, ...), so memories formed from a long message keep provenance
     to the part they came from, the message is recognised as already observed by its ref, and each chunk is
@@ -144,9 +145,11 @@ def split_long(
         if not cut:
             space = window.rfind(" ")
             cut = space + 1 if space > half else 0
-        if not cut:  # no break in the second half: between two pieces, else anywhere
+        if (
+            not cut
+        ):  # no break in the second half: between two pieces there, else anywhere (inside a long word)
             inside = bisect.bisect_right(ends, limit) - 1
-            cut = (ends[inside] if inside >= first and ends[inside] > start else limit) - start
+            cut = (ends[inside] if inside >= first and ends[inside] - start > half else limit) - start
         chunks.append(text[start : start + cut])
         start += cut
     return [
