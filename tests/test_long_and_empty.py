@@ -232,6 +232,10 @@ def test_every_chunk_of_a_paste_fits_the_embedders_window() -> None:
     assert all(
         "\n" not in c["text"][-1:] and c["text"].startswith("2024-") for c in split_long({"text": _log(300)})
     )
+    hint = split_long(
+        {"text": "My password hint is " + "Q" * 3000 + "."}
+    )  # one piece ([UNK]) of 3,000 characters
+    assert hint[0]["text"].startswith("My password hint is QQQ") and len(hint[0]["text"]) == CHUNK_CHARS
     assert split_long({"text": "y" * PASTE_CHARS}) == [
         {"text": "y" * PASTE_CHARS}
     ]  # not a paste: one observation
