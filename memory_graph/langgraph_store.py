@@ -26,6 +26,7 @@ TTLs are not supported (``supports_ttl = False``): retention is learned from out
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections.abc import Iterable
@@ -92,11 +93,25 @@ def _check_page(op: Any, names: tuple[str, ...] = ("limit", "offset")) -> None:
             raise InvalidInputError(f"{name} must be a whole number from 0 to {MAX_PAGE}, got {number!r}")
 
 
+def _ordered(compare: Any) -> Any:
+    """An order operator as LangGraph's ``InMemoryStore`` applies it: both sides as numbers (``float``: "10" > 9, a
+    boolean is 0 or 1) when both are numbers or numeric strings; else the values as they are (ISO dates as strings,
+    as LangGraph's SQL stores compare them); values that do not compare raise ``TypeError`` (no match)."""
+
+    def apply(have: Any, wanted: Any) -> bool:
+        with contextlib.suppress(TypeError, ValueError):
+            have, wanted = float(have), float(wanted)
+        return bool(compare(have, wanted))
+
+    return apply
+
+
 FILTER_OPERATORS: dict[str, Any] = {
-    "$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: a > b,
-    "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b,
+    "$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": _ordered(lambda a, b: a > b),
+    "$gte": _ordered(lambda a, b: a >= b), "$lt": _ordered(lambda a, b: a < b), "$lte": _ordered(lambda a, b: a <= b),
 }
-"""The comparison operators of a search filter, as LangGraph's stores take them (``{"n": {"$gt": 2}}``)."""
+"""The comparison operators of a search filter, as LangGraph's stores take them (``{"n": {"$gt": 2}}``); ``$eq``
+and ``$ne`` compare as they are, as ``InMemoryStore`` does."""
 
 
 def _matches(value: dict[str, Any], flt: dict[str, Any] | None) -> bool:

@@ -109,25 +109,14 @@ def owner_of(key: str) -> str | None:
     return None
 
 
-def quotes_any(value: Any, needles: list[str]) -> bool:
-    """Whether ``value`` (any JSON-able value; messages by their content) contains a needle (lower-cased)."""
-    try:
-        text = json.dumps(value, default=lambda o: getattr(o, "content", None) or repr(o), ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    low = text.lower()
-    return any(n in low for n in needles)
-
-
 def kept_messages(messages: list[Any], refs: set[str], needles: list[str]) -> list[Any]:
-    """``messages`` without those that quote a needle (lower-cased) in their content, tool-call arguments or
-    extra fields, or whose id is in ``refs``; a tool call and its tool result go together (a dropped AI message's
-    results, and an AI message whose results were dropped), so the thread stays a valid conversation."""
+    """``messages`` without those that quote a needle in their content, tool-call arguments or extra fields (as
+    the hard delete judges every row: :func:`memory_graph.store.erase.quotes_value`), or whose id is in ``refs``;
+    a tool call and its tool result go together (a dropped AI message's results, and an AI message whose results
+    were dropped), so the thread stays a valid conversation."""
+    from memory_graph.store.erase import quotes_value
 
-    def quotes(m: Any) -> bool:
-        return m.id in refs or quotes_any([m.content, getattr(m, "tool_calls", None), m.additional_kwargs], needles)
-
-    dropped = {i for i, m in enumerate(messages) if quotes(m)}
+    dropped = {i for i, m in enumerate(messages) if m.id in refs or quotes_value(m, needles)}
     while True:
         calls = {tc.get("id") for i, m in enumerate(messages) if i in dropped for tc in getattr(m, "tool_calls", None) or []}
         results = {getattr(m, "tool_call_id", None) for i, m in enumerate(messages) if i in dropped} - {None}

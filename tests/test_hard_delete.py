@@ -251,3 +251,88 @@ def test_a_hard_delete_finds_a_code_written_without_its_separator(tmp_path: Path
         mem.forget(target[0]["id"], hard=True)
         texts = [r["text"] for r in mem.store.ledger.query("SELECT text FROM observations WHERE namespace='alice'")]
         assert texts == ["I live in Porto."]
+
+
+def _thread_texts(store: Path, user_id: str, thread: str) -> list[tuple[str, str]]:
+    """``(message type, content)`` of the latest checkpoint of a CLI chat thread."""
+    conn = sqlite3.connect(str(store / THREADS_FILE), check_same_thread=False)
+    try:
+        latest = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": thread_key(user_id, thread)}})
+        assert latest is not None
+        return [(m.type, str(m.content)) for m in latest.checkpoint["channel_values"]["messages"]]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("erased", "unrelated", "code"),
+    [
+        ("My flight to Tokyo is LH714 on 3 June.", "Dad's flight home is LH7140 on 9 August.", "LH714"),
+        ("My physiotherapist is Ameli Brandt.", "Book a table at Amelie's bistro for Friday.", "Ameli"),
+    ],
+)
+def test_a_hard_delete_keeps_chat_messages_that_share_no_identifier(
+    tmp_path: Path, erased: str, unrelated: str, code: str
+) -> None:
+    """Issue 21: the chat threads were scrubbed by raw substring while the ledger matches codes and rare words as
+    whole words (``erase.quotes``): erasing "LH714" dropped the chat turns about "LH7140", which the ledger kept."""
+    store = tmp_path / "s"
+    with Memory(store, user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        answers = _chat(mem, "default", [unrelated, erased])
+        target = next(r["id"] for r in mem.inspect()["recent"] if f"{code} " in r["text"])
+        assert mem.forget(target, hard=True)["threads"] == 1
+        kept = [
+            r["text"] for r in mem.store.ledger.query("SELECT text FROM observations WHERE namespace='alice'")
+        ]
+    assert unrelated in kept  # the ledger kept it: the thread must too
+    messages = _thread_texts(store, "alice", "default")
+    assert ("human", unrelated) in messages and ("ai", answers[0]) in messages
+    assert all(erased not in text for _, text in messages)
+
+
+def test_a_hard_delete_scrubs_a_chat_copy_of_a_code_written_without_its_separator(tmp_path: Path) -> None:
+    """Issue 21: the ledger finds "7734QK" as a quote of "7734-QK" (``erase.quotes``), the chat scrub looked for
+    the needle's bytes: a chat turn that is no observation of the store (an app's system note) kept the code."""
+    from langchain_core.messages import AIMessage
+
+    store = tmp_path / "s"
+    with Memory(store, user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        _chat(mem, "default", ["My garage door code is 7734-QK, keep it secret.", "I live in Porto."])
+        conn = sqlite3.connect(str(store / THREADS_FILE), check_same_thread=False)
+        try:  # a message the app added to the thread itself (never observed by the store)
+            from agent.graph import build_agent_graph
+
+            graph = build_agent_graph(checkpointer=SqliteSaver(conn))
+            config = {"configurable": {"thread_id": thread_key("alice", "default")}}
+            graph.update_state(
+                config, {"messages": [AIMessage("Note for the plumber: garage code 7734QK.", id="note")]}
+            )
+        finally:
+            conn.close()
+        target = next(r["id"] for r in mem.inspect()["recent"] if "7734-QK" in r["text"])
+        assert mem.forget(target, hard=True)["threads"] == 1
+    messages = _thread_texts(store, "alice", "default")
+    assert ("human", "I live in Porto.") in messages
+    assert not [text for _, text in messages if "7734" in text]
+    assert _files_containing(store, b"7734QK") == [] and _files_containing(store, b"7734-QK") == []
+
+
+def test_a_hard_delete_scrubs_an_event_detail_that_quotes_in_json_escapes(tmp_path: Path) -> None:
+    """Issue 21: an event's detail is JSON (``\\u00eb`` for "ë", ``\\n`` for a line break) and was matched as its
+    encoded text, so a detail quoting a non-ASCII erased text kept it. Details are matched on their decoded
+    strings, as every other row."""
+    with Memory(tmp_path / "s", user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        target = mem.observe(
+            "My new neighbour Zoë Wrzesińska moved in next door on Monday.", time="2024-01-01T00:00:00"
+        )
+        other = mem.observe("I live in Porto.", time="2024-01-02T00:00:00")[0]["id"]
+        with mem.store.write() as tx:  # e.g. an imported event whose reason quotes the text
+            tx.add_event("alice", other, "note", reason="said after: Zoë Wrzesińska moved in next door")
+        mem.forget(target[0]["id"], hard=True)
+        details = [
+            r["detail"] for r in mem.store.ledger.query("SELECT detail FROM events WHERE namespace='alice'")
+        ]
+    assert not [d for d in details if "Wrzesi" in d]

@@ -219,6 +219,41 @@ def test_a_filter_takes_langgraphs_comparison_operators(tmp_path: Path) -> None:
     ours.close()
 
 
+def test_filter_comparisons_coerce_numbers_as_langgraphs_in_memory_store(tmp_path: Path) -> None:
+    """Issue 21: ``$gt``/``$gte``/``$lt``/``$lte`` compared values as they were, where LangGraph's ``InMemoryStore``
+    compares them as numbers (``float``): a count stored as the string "10" passed ``{"$gt": 9}`` there, not here,
+    and a boolean counts as 0 or 1. Values that are no numbers are compared as they are (dates as ISO strings), and
+    values that do not compare do not match."""
+    from langgraph.store.memory import InMemoryStore
+
+    ours, theirs = MemoryStore(tmp_path / "s"), InMemoryStore()
+    values = {
+        "a": {"n": "10", "d": "2024-05-01"},
+        "b": {"n": 9.5, "d": "2023-01-01"},
+        "c": {"n": True},
+        "e": {"n": "2"},
+        "f": {"n": 3},
+    }
+    for store in (ours, theirs):
+        for key, value in values.items():
+            store.put(("alice", "nums"), key, {"content": f"Item {key} counts things.", **value})
+    for flt in (
+        {"n": {"$gt": 9}},
+        {"n": {"$gte": "9.5"}},
+        {"n": {"$lt": 2.5}},
+        {"n": {"$lte": 1}},
+        {"n": {"$gt": 1, "$lt": "5"}},
+    ):
+        got = sorted(i.key for i in ours.search(("alice", "nums"), filter=flt))
+        assert got == sorted(i.key for i in theirs.search(("alice", "nums"), filter=flt)), flt
+    assert sorted(i.key for i in ours.search(("alice", "nums"), filter={"n": {"$gt": 9}})) == ["a", "b"]
+    assert [i.key for i in ours.search(("alice", "nums"), filter={"d": {"$gt": "2024-01-01"}})] == ["a"]
+    assert (
+        ours.search(("alice", "nums"), filter={"d": {"$gt": 5}}) == []
+    )  # InMemoryStore raises ValueError here
+    ours.close()
+
+
 def test_deleting_an_item_with_a_time_an_amount_or_a_pleasantry_keeps_the_rest(tmp_path: Path) -> None:
     """Second breaker run (issue 21, critical): a time, an amount or a date counted as a distinctive code ("call mom
     10:30am" erased "My dentist appointment is at 10:30am on Friday."), and a 4-word pleasantry as a quote ("Thank

@@ -5,17 +5,21 @@ Thread ownership and the message filter are :mod:`memory_graph.threads`; this mo
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
-from memory_graph.threads import THREADS_FILE, kept_messages, owner_of, quotes_any
+from memory_graph.store.erase import quotes_value
+from memory_graph.threads import THREADS_FILE, kept_messages, owner_of
 
 
 def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]) -> int:
     """Rewrite the chat threads of ``user_id`` (and threads of no known owner, from older versions) in
-    ``folder/THREADS_FILE`` so that no message quotes erased content: a message whose text contains a needle
-    (case-insensitive) or whose id is in ``refs`` (the erased observations' refs) is dropped, any other channel
+    ``folder/THREADS_FILE`` so that no message quotes erased content: a message that quotes a needle (as the
+    ledger's rows are judged, :func:`memory_graph.store.erase.quotes_value`: a code or a rare word as a whole word,
+    so erasing "LH714" keeps a message about "LH7140") or whose id is in ``refs`` (the erased observations' refs)
+    is dropped, any other channel
     value that quotes a needle is cleared, the thread's history is replaced by one checkpoint of what remains,
     subgraph checkpoints are dropped, and the file is VACUUMed. Returns the number of threads rewritten.
     Threads of other users are never read or changed."""
@@ -25,7 +29,7 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
     from langchain_core.messages import BaseMessage
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    lowered = [n.lower() for n in needles if n]
+    needles = [n for n in needles if n]
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
     try:
         saver = SqliteSaver(conn)
@@ -46,13 +50,13 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
             changed = False
             for key, value in list(values.items()):
                 if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
-                    kept = kept_messages(value, refs, lowered)
+                    kept = kept_messages(value, refs, needles)
                     if len(kept) != len(value):
                         values[key], changed = kept, True
-                elif quotes_any(value, lowered):
+                elif quotes_value(value, needles):
                     values[key] = "" if isinstance(value, str) else None
                     changed = True
-            if not changed and not (history > 1 and _thread_quotes(conn, tid, lowered)) and not nested:
+            if not changed and not (history > 1 and _thread_quotes(conn, saver, tid, needles)) and not nested:
                 continue
             checkpoint: Any = {**latest.checkpoint, "channel_values": values}
             saver.delete_thread(tid)
@@ -68,14 +72,22 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
         conn.close()
 
 
-def _thread_quotes(conn: sqlite3.Connection, tid: str, needles: list[str]) -> bool:
-    """Whether any stored checkpoint or pending write of thread ``tid`` holds a needle's bytes (a cheap check of
-    the older checkpoints, which the latest one no longer shows)."""
-    for table, column in (("checkpoints", "checkpoint"), ("writes", "value")):
-        for (blob,) in conn.execute(f"SELECT {column} FROM {table} WHERE thread_id=?", (tid,)):
-            data = bytes(blob or b"").lower()
-            if any(n.encode("utf-8") in data for n in needles):
-                return True
+def _thread_quotes(conn: sqlite3.Connection, saver: Any, tid: str, needles: list[str]) -> bool:
+    """Whether any stored checkpoint (its values and metadata) or pending write of thread ``tid`` quotes a needle
+    (:func:`memory_graph.store.erase.quotes_value` on the decoded values: the older checkpoints, which the latest
+    one no longer shows). A blob that cannot be decoded counts as quoting (the thread is rewritten)."""
+    rows = conn.execute(
+        "SELECT type, checkpoint, metadata FROM checkpoints WHERE thread_id=?", (tid,)
+    ).fetchall()
+    writes = conn.execute("SELECT type, value FROM writes WHERE thread_id=?", (tid,)).fetchall()
+    for kind, blob, *metadata in [*rows, *writes]:
+        try:
+            value = saver.serde.loads_typed((kind, blob)) if blob is not None else None
+            meta = [json.loads(m) if isinstance(m, (bytes, str)) else m for m in metadata]
+        except Exception:  # noqa: BLE001 - any decoding failure: rewrite rather than keep a copy
+            return True
+        if quotes_value([value, meta], needles):
+            return True
     return False
 
 

@@ -36,7 +36,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from memory_graph.store import tombstones
 from memory_graph.store.items import path_ref, value_strings
@@ -124,6 +125,41 @@ def quotes(text: str | None, needles: Sequence[str]) -> bool:
     needle as a whole word (:func:`_word_pattern`)."""
     low = (text or "").lower()
     return any(_word_pattern(n).search(low) if _is_word(n) else n.lower() in low for n in needles if n)
+
+
+def strings_of(value: Any) -> Iterator[str]:
+    """Every string a value holds, depth first: a JSON value's strings (keys included), a chat message's content,
+    tool calls, extra fields and artifact, the fields of any other object (a dataclass, a Pydantic model), else its
+    ``repr``. What :func:`quotes_value` reads: each string is matched as it is, never through an encoding that
+    escapes it (a quoted text with a newline is ``\\n`` in JSON)."""
+    if isinstance(value, str):
+        yield value
+    elif value is None or isinstance(value, (bool, int, float)):
+        return
+    elif isinstance(value, bytes):
+        yield value.decode("utf-8", errors="replace")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from strings_of(key)
+            yield from strings_of(item)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from strings_of(item)
+    elif hasattr(value, "content") and hasattr(value, "additional_kwargs"):  # a LangChain message
+        for field in ("content", "tool_calls", "additional_kwargs", "artifact"):
+            yield from strings_of(getattr(value, field, None))
+    elif hasattr(value, "model_dump"):
+        yield from strings_of(value.model_dump())
+    elif hasattr(value, "__dict__"):
+        yield from strings_of(vars(value))
+    else:
+        yield repr(value)
+
+
+def quotes_value(value: Any, needles: Sequence[str]) -> bool:
+    """Whether any string of ``value`` (:func:`strings_of`) quotes a needle (:func:`quotes`): how a chat thread's
+    messages and checkpoints are judged, the same matching as the ledger's rows."""
+    return any(quotes(text, needles) for text in strings_of(value))
 
 
 def needles_of(texts: list[str], values: list[str], memory_ids: list[str]) -> list[str]:
@@ -223,7 +259,11 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         if quotes(row["reason"], needles):
             cur.execute("UPDATE links SET reason='(erased)' WHERE id=?", (row["id"],))
     for row in cur.execute("SELECT id, memory_id, type, detail, created_at FROM events WHERE namespace=?", (ns,)).fetchall():
-        if quotes(row["detail"], needles):
+        try:  # JSON: matched on its strings, not on their escapes ("Zo\\u00eb")
+            detail = json.loads(row["detail"] or "null")
+        except ValueError:
+            detail = row["detail"]
+        if quotes_value(detail, needles):
             tombstones.remember(cur, [tombstones.event_key(ns, row["memory_id"], row["type"], row["detail"],
                                                            row["created_at"])])
             cur.execute("UPDATE events SET detail='{}' WHERE id=?", (row["id"],))
