@@ -165,10 +165,9 @@ class Memory:
 
         Args:
             text: the message (at most 1,000,000 characters, no NUL bytes). Empty or whitespace-only text is a
-                no-op: nothing is stored and ``[]`` is returned. A message longer than 2,000 characters (a paste) is
-                stored as several observations (chunks of at most 200 word pieces of the embedder's tokenizer, cut at
-                line breaks and sentence ends, numbered 1, 2, ...; each keeps ``ref``), each embedded whole and read
-                for its slot facts (``memory_graph.nodes.split_long``).
+                no-op: nothing is stored and ``[]`` is returned. A message longer than 2,000 characters is stored
+                as several observations (chunks cut at sentence ends, numbered 1, 2, ...; each keeps ``ref``), each read for
+                memories (``memory_graph.nodes.split_long``).
             speaker: "user", "assistant", or a person's name; the assistant's words form no memories.
             time: when it was said (datetime or ISO-8601; naive = UTC; default now; years 1 to 9999 in UTC).
             ref: the caller's id of the message (kept as provenance).

@@ -6,10 +6,7 @@ Each node reads its configuration from ``Runtime[Context]`` and its storage from
 
 from __future__ import annotations
 
-import bisect
-import functools
 import re
-from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
@@ -31,17 +28,8 @@ from memory_graph.timeutil import parse_time, to_iso
 
 MAX_OBSERVATION_CHARS = 1_000_000
 """Longest message accepted (characters); a longer one is refused with ``InvalidInputError``."""
-PASTE_CHARS = 2_000
-"""A message longer than this (a paste: a log, a document) is stored as several observations (chunks), each
-within the embedder's window (``CHUNK_PIECES``, ``CHUNK_CHARS``)."""
-CHUNK_PIECES = 200
-"""Most word pieces of a chunk, counted by the packaged embedder's tokenizer (all-MiniLM-L6-v2 reads 256, its
-``[CLS]`` and ``[SEP]`` included): every part of a paste is embedded, and a chunk (about 200 tokens) fits the
-default 400-token recall budget. Chunks of 2,000 characters (500-800 tokens) were never recalled under it and
-were embedded only up to their 256th piece (issue 21)."""
-CHUNK_CHARS = 1_200
-"""Most characters of a chunk, whatever its piece count (text the tokenizer reads as few pieces: one ``[UNK]`` for
-a long run of symbols)."""
+CHUNK_CHARS = 2_000
+"""A message longer than this is stored as several observations (chunks) of at most this many characters."""
 
 
 def get_store(ctx: Context, runtime: Runtime[Context] | None = None) -> Store:
@@ -115,72 +103,28 @@ def validate_observation(obs: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def split_long(
-    obs: dict[str, Any], pieces: int = CHUNK_PIECES, size: int = CHUNK_CHARS
-) -> list[dict[str, Any]]:
-    """A validated observation as itself, or, when it is longer than ``PASTE_CHARS``, as chunks of at most ``pieces``
-    word pieces of the embedder's tokenizer (:func:`_piece_ends`) and ``size`` characters, each cut at a line break
-    or a sentence end (else at a space, else between two pieces) in the second half of its window, else at its end
-    (inside a word of more than half a window: "My password hint is QQQ..." keeps its words together). Every chunk
-    keeps the message's speaker, source, time, session and ``ref`` (as given: a chunk is never named by editing the
-    caller's ref) and has its number ``chunk`` (1, 2, ...), so memories formed from a long message keep provenance
-    to the part they came from, the message is recognised as already observed by its ref, and each chunk is
-    embedded whole (the embedder reads only the first 256 pieces of a text) and fits a recall's budget.
-    Deterministic, and a chunk is never split again (it is shorter than ``PASTE_CHARS``)."""
+def split_long(obs: dict[str, Any], size: int = CHUNK_CHARS) -> list[dict[str, Any]]:
+    """A validated observation as one or more chunks of at most ``size`` characters, cut at a sentence end or a
+    line break (else at a space, else anywhere) in the second half of a chunk. Every chunk keeps the message's
+    speaker, source, time, session and ``ref`` (as given: a chunk is never named by editing the caller's ref) and
+    has its number ``chunk`` (1, 2, ...), so memories formed from a long message keep provenance to the part they
+    came from, the message is recognised as already observed by its ref, and each chunk is embedded and recalled
+    on its own (the embedder reads only the first 256 tokens of a text)."""
     text = obs["text"]
-    if len(text) <= PASTE_CHARS:
+    if len(text) <= size:
         return [obs]
-    ends = _piece_ends(text)
     chunks: list[str] = []
-    start = 0
-    while start < len(text):
-        first = bisect.bisect_right(ends, start)  # the first piece that ends after ``start``
-        limit = min(ends[first + pieces - 1] if first + pieces - 1 < len(ends) else len(text), start + size)
-        if limit >= len(text):
-            chunks.append(text[start:])
-            break
-        window = text[start:limit]
-        half = len(window) // 2
-        cut = max((m.end() for m in re.finditer(r"\n|[.!?](?:\s|$)", window) if m.end() > half), default=0)
+    while len(text) > size:
+        window = text[:size]
+        cut = max((m.end() for m in re.finditer(r"[.!?](?:\s|$)|\n", window) if m.end() > size // 2), default=0)
         if not cut:
             space = window.rfind(" ")
-            cut = space + 1 if space > half else 0
-        if (
-            not cut
-        ):  # no break in the second half: between two pieces there, else anywhere (inside a long word)
-            inside = bisect.bisect_right(ends, limit) - 1
-            cut = (ends[inside] if inside >= first and ends[inside] - start > half else limit) - start
-        chunks.append(text[start : start + cut])
-        start += cut
-    return [
-        {**obs, "text": chunk, "chunk": k}
-        for k, chunk in enumerate((c.strip() for c in chunks if c.strip()), start=1)
-    ]
-
-
-@functools.lru_cache(maxsize=1)
-def _tokenizer() -> Any:
-    """The packaged embedder's word-piece tokenizer (``tokenizers``, untruncated), or None when it cannot be loaded."""
-    try:
-        from tokenizers import Tokenizer
-
-        from memory_graph.embeddings import packaged_model_path
-
-        tokenizer = Tokenizer.from_file(str(Path(packaged_model_path()) / "tokenizer.json"))
-    except Exception:  # noqa: BLE001 - no tokenizer: the estimate below
-        return None
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
-
-
-def _piece_ends(text: str) -> list[int]:
-    """The end offset (characters) of each word piece of ``text``, in order, as the packaged embedder's tokenizer
-    cuts it; without the tokenizer, one piece per 3 characters (an upper estimate: logs run 2.5, prose 5)."""
-    tokenizer = _tokenizer()
-    if tokenizer is None:
-        return list(range(3, len(text), 3)) + [len(text)]
-    return [end for _, end in tokenizer.encode(text, add_special_tokens=False).offsets]
+            cut = space + 1 if space > size // 2 else size
+        chunks.append(text[:cut].strip())
+        text = text[cut:].strip()
+    if text:
+        chunks.append(text)
+    return [{**obs, "text": chunk, "chunk": k} for k, chunk in enumerate((c for c in chunks if c), start=1)]
 
 
 def check_input(state: MemoryState) -> None:
@@ -258,17 +202,13 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     refs = [o["ref"] for o in observations if o["ref"]]
     reprocess: list[Observation] = []
     if refs:  # the same message (same ref and text) observed again: a no-op once its memories were formed
-        rows = store.ledger.observations_by_ref(ctx.user_id, refs)
-        known = {(r["ref"], r["text"]): r for r in rows}
-        recut, again = _stored_cut_elsewhere(observations, rows, known)
+        known = {(r["ref"], r["text"]): r for r in store.ledger.observations_by_ref(ctx.user_id, refs)}
         reprocess = [  # stored earlier but interrupted before linking: form its memories now
-            Observation(**{k: row[k] for k in ("id", "text", "speaker", "source", "time", "session_id", "ref")})
-            for row in {r["id"]: r for r in [*(known[key] for key in dict.fromkeys((o["ref"], o["text"]) for o in
-                                                                              observations) if key in known),
-                                               *again]}.values()
-            if not row["processed"]
+            Observation(**{k: known[key][k] for k in ("id", "text", "speaker", "source", "time", "session_id", "ref")})
+            for key in dict.fromkeys((o["ref"], o["text"]) for o in observations)
+            if key in known and not known[key]["processed"]
         ]
-        observations = [o for i, o in enumerate(observations) if (o["ref"], o["text"]) not in known and i not in recut]
+        observations = [o for o in observations if (o["ref"], o["text"]) not in known]
     # observations a crash left stored but unlinked (this namespace; people's turns are re-read, others only
     # marked processed by the link node)
     seen = {o.id for o in reprocess}
@@ -298,48 +238,6 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     # the observations are indexed by the link node, in one write with the memories formed from them
     return {"extracted": [r.model_dump() for r in records], "observations": [], "observed": [o.id for o in stored],
             "model_fallbacks": fallbacks}
-
-
-def _runs(chunks: list[Any]) -> list[list[int]]:
-    """Indices of ``chunks`` (observation dicts or rows, in order) grouped by message: a run starts at chunk 1 or
-    at a new ref."""
-    runs: list[list[int]] = []
-    for i, c in enumerate(chunks):
-        if not runs or int(c["chunk"] or 1) == 1 or c["ref"] != chunks[runs[-1][-1]]["ref"]:
-            runs.append([])
-        runs[-1].append(i)
-    return runs
-
-
-def _stored_cut_elsewhere(
-    observations: list[dict[str, Any]], rows: list[Any], known: dict[tuple[Any, Any], Any]
-) -> tuple[set[int], list[Any]]:
-    """A long message observed again whose chunks are stored cut elsewhere (by an older chunk size: 2,000
-    characters before issue 21): the same ref and the same text, whitespace aside. Returns the indices of its new
-    chunks in ``observations`` (not to be stored again) and its stored rows (``rows``: those of the refs)."""
-    ordered = sorted(rows, key=lambda r: (r["ref"], r["created_at"], r["chunk"]))
-    stored: dict[tuple[str, str], list[Any]] = {}
-    for run in _runs(ordered):
-        if len(run) > 1:
-            stored.setdefault(
-                (ordered[run[0]]["ref"], _squash("".join(ordered[i]["text"] for i in run))),
-                [ordered[i] for i in run],
-            )
-    recut: set[int] = set()
-    again: list[Any] = []
-    for run in _runs(observations):
-        chunks = [observations[i] for i in run]
-        if len(run) < 2 or not chunks[0]["ref"] or all((c["ref"], c["text"]) in known for c in chunks):
-            continue
-        match = stored.get((chunks[0]["ref"], _squash("".join(c["text"] for c in chunks))))
-        if match is not None:
-            recut.update(run)
-            again.extend(match)
-    return recut, again
-
-
-def _squash(text: str) -> str:
-    return re.sub(r"\s+", "", text)
 
 
 def _pasted(observations: list[dict[str, Any]], stored: list[Observation]) -> set[str]:

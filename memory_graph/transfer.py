@@ -5,8 +5,7 @@ The file (format ``memory-graph-export``, version :data:`FORMAT_VERSION`) is one
 1. a header: ``{"type": "header", "format": "memory-graph-export", "format_version": 2, "schema_version": N,
    "user": ID, "exported_at": TIME, "counts": {kind: n}}`` (``schema_version``: the ledger's ``MIGRATIONS`` count);
 2. then, in this order, every record of the user: ``observation`` (the messages as they arrived; a message longer
-   than 2,000 characters as several chunks, as the store cut it, numbered by ``chunk``, each with the message's
-   ``ref``), ``memory`` (with
+   than 2,000 characters as several, numbered by ``chunk``, each with the message's ``ref``), ``memory`` (with
    its ``provenance``: ``[{observation_id, ref}]``), ``link`` (``relation``: supersedes, retracts, contests,
    redacts, with its reason; a user's forget request retracts from ``records.FORGET_REQUEST``, not a memory id), ``event`` (a memory's state history: formed, status and retention changes, credit),
    ``stats`` (the ledger statistics per memory and task class: shown, credited, blamed, unrewarded; task class

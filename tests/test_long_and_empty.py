@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +73,6 @@ def test_chunk_refs_of_older_stores_and_exports_are_read_once(tmp_path: Path) ->
     assert legacy_chunks(rows) == {"b": ("X", 2), "c": ("X", 3)}
     path = tmp_path / "old"
     text = " ".join(f"Sentence number {i} is here." for i in range(200))
-    parts = list(range(1, len(split_long({"text": text})) + 1))
-    assert len(parts) > 2
     with Memory(path, user_id="alice") as mem:
         mem.observe(text, ref="m", time="2024-01-01T00:00:00")
         mem.observe("I like tea.", ref="k#2", time="2024-01-01T00:00:00")
@@ -87,7 +84,7 @@ def test_chunk_refs_of_older_stores_and_exports_are_read_once(tmp_path: Path) ->
             tx.execute("ALTER TABLE observations DROP COLUMN chunk")
             tx.execute(f"PRAGMA user_version={CHUNKS_FROM - 1}")
     with Memory(path, user_id="alice") as mem:
-        assert [r["chunk"] for r in mem.store.ledger.observations_of_ref("alice", "m")] == parts
+        assert [r["chunk"] for r in mem.store.ledger.observations_of_ref("alice", "m")] == [1, 2, 3]
         assert len(mem.store.ledger.observations_of_ref("alice", "k#2")) == 1
     old_export[0]["format_version"] = 1
     for r in old_export:
@@ -96,7 +93,7 @@ def test_chunk_refs_of_older_stores_and_exports_are_read_once(tmp_path: Path) ->
             del r["chunk"]
     with Memory(tmp_path / "target", user_id="alice") as target:
         import_records(target.store, old_export)
-        assert [r["chunk"] for r in target.store.ledger.observations_of_ref("alice", "m")] == parts
+        assert [r["chunk"] for r in target.store.ledger.observations_of_ref("alice", "m")] == [1, 2, 3]
 
 
 def test_a_pasted_log_is_kept_and_searchable_but_forms_no_memories_of_raw_chunks(tmp_path: Path) -> None:
@@ -180,106 +177,3 @@ def test_no_other_process_reembeds_a_paste_being_observed(tmp_path: Path) -> Non
         assert other.reconcile()["indexed"] == 0 and embedded == []
     finally:
         other.release()
-
-
-def _log(lines: int, secret: str = "", at: int = 0) -> str:
-    rows = [
-        f"2024-05-0{1 + i % 9} 12:{10 + i % 50}:{10 + i % 49} INFO worker-{i % 7} request id={1000 + i * 7} "
-        f"path=/api/v1/items/list status={(200, 404, 500)[i % 3]} took {i % 900}ms"
-        for i in range(lines)
-    ]
-    if secret:
-        rows[at] = secret
-    return "\n".join(rows)
-
-
-def _split_2000(obs: dict[str, Any], *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-    """``split_long`` before issue 21's last fix: chunks of at most 2,000 characters (how older stores hold pastes)."""
-    text, chunks = obs["text"], []
-    if len(text) <= 2000:
-        return [obs]
-    while len(text) > 2000:
-        window = text[:2000]
-        cut = max((m.end() for m in re.finditer(r"[.!?](?:\s|$)|\n", window) if m.end() > 1000), default=0)
-        if not cut:
-            space = window.rfind(" ")
-            cut = space + 1 if space > 1000 else 2000
-        chunks.append(text[:cut].strip())
-        text = text[cut:].strip()
-    chunks.append(text)
-    return [{**obs, "text": c, "chunk": k} for k, c in enumerate(chunks, start=1)]
-
-
-def test_every_chunk_of_a_paste_fits_the_embedders_window() -> None:
-    """Issue 21: chunks of 2,000 characters held 500-800 word pieces; the embedder reads 256, so most of a paste was
-    never embedded. Each chunk now holds at most ``CHUNK_PIECES`` pieces of the embedder's own tokenizer, cut at a
-    line break where there is one, and nothing of the text is lost."""
-    from tokenizers import Tokenizer
-
-    from memory_graph.embeddings import MAX_TOKENS, packaged_model_path
-    from memory_graph.nodes import CHUNK_PIECES, PASTE_CHARS
-
-    tokenizer = Tokenizer.from_file(str(Path(packaged_model_path()) / "tokenizer.json"))
-    tokenizer.no_truncation()
-    prose = " ".join(f"Paragraph {i} talks about the weather being mild today." for i in range(300))
-    for text in (_log(300), prose, "x" * 5000, "😀" * 3000):
-        chunks = split_long({"text": text, "ref": "p", "speaker": "user", "time": "2024-01-01T00:00:00Z"})
-        pieces = [len(tokenizer.encode(c["text"], add_special_tokens=False).ids) for c in chunks]
-        assert len(chunks) > 1 and max(pieces) <= CHUNK_PIECES < MAX_TOKENS - 2
-        assert all(len(c["text"]) <= CHUNK_CHARS for c in chunks)
-        assert re.sub(r"\s+", "", "".join(c["text"] for c in chunks)) == re.sub(r"\s+", "", text)
-        assert all(split_long(c) == [c] for c in chunks)  # a chunk is never split again
-    assert all(
-        "\n" not in c["text"][-1:] and c["text"].startswith("2024-") for c in split_long({"text": _log(300)})
-    )
-    hint = split_long(
-        {"text": "My password hint is " + "Q" * 3000 + "."}
-    )  # one piece ([UNK]) of 3,000 characters
-    assert hint[0]["text"].startswith("My password hint is QQQ") and len(hint[0]["text"]) == CHUNK_CHARS
-    assert split_long({"text": "y" * PASTE_CHARS}) == [
-        {"text": "y" * PASTE_CHARS}
-    ]  # not a paste: one observation
-
-
-def test_a_line_deep_in_a_paste_is_recalled_under_the_default_budget(mem: Memory) -> None:
-    """Issue 21: a paste's chunks (2,000 characters, 500-800 tokens) never fitted the default 400-token budget, and
-    a line past the 256th word piece of its chunk was never embedded: a question about it found nothing."""
-    secret = "2024-05-03 12:44:07 ERROR billing-gateway refused card ending 4417 for invoice INV-88231: insufficient funds"
-    log = _log(200, secret, at=120)
-    old_chunk = next(c["text"] for c in _split_2000({"text": log}) if secret in c["text"])
-    assert (
-        len(old_chunk[: old_chunk.index(secret)]) > 4 * 256
-    )  # the premise: far past the old chunk's 256 pieces
-    assert (
-        mem.observe(log, ref="paste-1", time="2024-06-01T00:00:00") == []
-    )  # a paste forms no raw-chunk memories
-    assert mem.store.ledger.observation_count("alice") == len(split_long({"text": log}))
-    recall = mem.recall("Why was the card refused for invoice INV-88231?")
-    assert recall.tokens_used <= mem.context.budget_tokens
-    hit = [it for it in recall.items if it.kind == "observation" and secret in it.text]
-    assert hit and hit[0].provenance[0]["ref"] == "paste-1"
-
-
-def test_a_paste_stored_in_older_chunks_is_recognised_and_recalled(tmp_path: Path, monkeypatch: Any) -> None:
-    """A store written with 2,000-character chunks keeps working: its chunks stay as they are (each is one
-    observation with its vector), a recall reads them, and observing the same message again (``ingest`` of the
-    same file) stores nothing new although it is now cut elsewhere."""
-    from fakes import StemBagEmbedder
-
-    import memory_graph.nodes as nodes
-
-    log = _log(200, "I live in Porto.", at=150)
-    with Memory(tmp_path / "s", user_id="alice") as mem:
-        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-        monkeypatch.setattr(nodes, "split_long", _split_2000)
-        mem.observe(log, ref="paste-1", time="2024-06-01T00:00:00")
-        monkeypatch.undo()
-        before = mem.store.ledger.observation_count("alice")
-        assert before == len(_split_2000({"text": log})) != len(split_long({"text": log}))
-        assert mem.observe(log, ref="paste-1", time="2024-06-01T00:00:00") == []
-        assert mem.store.ledger.observation_count("alice") == before
-        assert "Porto" in mem.recall("Where does the user live?").items[0].text
-        mem.observe(
-            log + "\nand one more line", ref="paste-1", time="2024-06-02T00:00:00"
-        )  # another text: stored
-        assert mem.store.ledger.observation_count("alice") > before
