@@ -519,10 +519,12 @@ class Tx:
 
     # ---- hard delete jobs -----------------------------------------------------------------------------------
 
-    def add_erase_job(self, ns: str, needles: Sequence[str], refs: Sequence[str]) -> None:
-        """Queue a hard delete's remaining steps (chat threads to scrub); see ``Store.finish_erasures``."""
+    def add_erase_job(self, ns: str, needles: Sequence[str], refs: Sequence[str], same: Sequence[str] = ()) -> None:
+        """Queue a hard delete's remaining steps (chat threads to scrub); see ``Store.finish_erasures``. The
+        ``needles`` column holds ``{"needles": [...], "same": [...]}`` (a plain list: a job of an older version)."""
         self._cur.execute("INSERT INTO erase_jobs(namespace, needles, refs, created_at) VALUES (?,?,?,?)",
-                          (ns, json.dumps(list(needles)), json.dumps(sorted(refs)), now_iso()))
+                          (ns, json.dumps({"needles": list(needles), "same": list(same)}), json.dumps(sorted(refs)),
+                           now_iso()))
 
     def drop_erase_job(self, job_id: int) -> None:
         self._cur.execute("DELETE FROM erase_jobs WHERE id=?", (job_id,))
