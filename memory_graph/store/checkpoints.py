@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from memory_graph.store.erase import quotes_value, same_text, strings_of

@@ -426,6 +426,10 @@ class Tx:
             raise ValueError(f"no store-wide ids for {kind!r}")
         return self._ids_used(PORTABLE[kind][0], ids, "namespace != ? AND ", (ns,))
 
+    def observation_ids_in(self, ns: str, ids: Sequence[str]) -> list[str]:
+        """The ``ids`` that observations of namespace ``ns`` use."""
+        return self._ids_used("observations", ids, "namespace = ? AND ", (ns,))
+
     def ids_of_records(self, ids: Sequence[str], table: str) -> list[str]:
         """The ``ids`` that rows of ``table`` (``memories`` | ``observations``) use, in any namespace: a memory and a
         message never share an id (they share a namespace's ``live`` index part, see ``short_id``)."""
