@@ -370,36 +370,46 @@ def _export(tmp_path: Path) -> list[dict[str, object]]:
         return [json.loads(line) for line in export_lines(mem.store, "alice")]
 
 
-def test_import_refuses_deep_nesting_and_an_item_of_no_message(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """L1: ``"detail": [[[...100000...]]]`` was a RecursionError message with exit 1; L2: an item whose
-    ``observation_id`` is in neither the file nor the store was imported."""
-    from cli_checks import one_error_line
+def _import(tmp_path: Path, name: str, text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
     from typer.testing import CliRunner
 
     from memory_graph.cli import app
 
     monkeypatch.setattr("memory_graph.store.get_embedder", lambda model="": StemBagEmbedder())
+    file = tmp_path / f"{name}.jsonl"
+    file.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["import", str(file), "--store", str(tmp_path / name)])
+    return result.exit_code, result.stderr
+
+
+def test_import_of_json_nested_too_deeply_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """L1: ``"detail": [[[...100000...]]]`` was a RecursionError message with exit 1."""
+    from cli_checks import one_error_line
+
     records = _export(tmp_path)
-    runner = CliRunner()
-    deep = tmp_path / "deep.jsonl"
     event = (
         '{"type":"event","memory_id":null,"event":"x","detail":'
         + "[" * 100000
         + "]" * 100000
         + ',"created_at":"2024-01-01T00:00:00Z"}'
     )
-    deep.write_text(json.dumps(records[0]) + "\n" + event + "\n", encoding="utf-8")
-    result = runner.invoke(app, ["import", str(deep), "--store", str(tmp_path / "t1")])
-    assert result.exit_code == 2, result.output
-    one_error_line(result.stderr, "deep.jsonl:2", "nested")
+    code, stderr = _import(tmp_path, "deep", json.dumps(records[0]) + "\n" + event + "\n", monkeypatch)
+    assert code == 2, stderr
+    one_error_line(stderr, "deep.jsonl:2", "nested")
 
-    orphan = tmp_path / "orphan.jsonl"
+
+def test_import_refuses_an_item_whose_message_is_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """L2: an item whose ``observation_id`` is in neither the file nor the store was imported."""
+    from cli_checks import one_error_line
+
+    records = _export(tmp_path)
     lines = [r if r.get("type") != "item" else {**r, "observation_id": "nosuchid"} for r in records]
-    orphan.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    result = runner.invoke(app, ["import", str(orphan), "--store", str(tmp_path / "t2")])
-    assert result.exit_code == 2, result.output
-    one_error_line(result.stderr, "nosuchid")
-    with Memory(tmp_path / "t2", user_id="alice") as mem:
+    code, stderr = _import(tmp_path, "orphan", "".join(json.dumps(r) + "\n" for r in lines), monkeypatch)
+    assert code == 2, stderr
+    one_error_line(stderr, "nosuchid")
+    with Memory(tmp_path / "orphan", user_id="alice") as mem:
         assert mem.store.ledger.query("SELECT COUNT(*) AS n FROM observations")[0]["n"] == 0
