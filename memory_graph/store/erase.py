@@ -236,18 +236,39 @@ def _word_pattern(needle: str) -> str:
     return r"(?<!\w)" + _SEP.join(chars) + r"(?!\w)" if chars else re.escape(fold(needle))
 
 
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
 @functools.lru_cache(maxsize=256)
-def _needles_pattern(needles: tuple[str, ...]) -> re.Pattern[str] | None:
-    """One pattern for all ``needles`` (:func:`quotes`), lower case."""
-    parts = [_word_pattern(n) if _is_word(n) else re.escape(fold(n)) for n in needles if n]
-    return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+def _compiled(needles: tuple[str, ...]) -> tuple[list[str], list[tuple[str, re.Pattern[str]]]]:
+    """``(substrings, [(letters and digits, pattern)])`` of ``needles`` (:func:`quotes`), folded."""
+    literals: list[str] = []
+    words: list[tuple[str, re.Pattern[str]]] = []
+    for needle in needles:
+        key = _NOT_ALNUM.sub("", fold(needle)) if needle and _is_word(needle) else ""
+        if key:
+            words.append((key, re.compile(_word_pattern(needle))))
+        elif needle:
+            literals.append(fold(needle))
+    return literals, words
 
 
 def quotes(text: str | None, needles: Sequence[str]) -> bool:
     """Whether ``text`` quotes a needle: a whole erased text or ``m:ID`` as a case-insensitive substring, a word
-    needle (no whitespace) as a whole word with its separators optional (:func:`_word_pattern`)."""
-    pattern = _needles_pattern(tuple(needles))
-    return bool(text) and pattern is not None and pattern.search(fold(str(text))) is not None
+    needle (no whitespace) as a whole word with its separators optional (:func:`_word_pattern`). A word needle's
+    pattern is tried only where the text's letters and digits, run together, hold the needle's: a match of the
+    pattern is such a run (its separators are neither), so this never misses one, and a hard delete whose needles
+    are the many codes of a pasted log is not one regex alternation per character of every message."""
+    if not text:
+        return False
+    literals, words = _compiled(tuple(needles))
+    low = fold(str(text))
+    if any(literal in low for literal in literals):
+        return True
+    if not words:
+        return False
+    squashed = _NOT_ALNUM.sub("", low)
+    return any(key in squashed and pattern.search(low) is not None for key, pattern in words)
 
 
 def fold(text: str) -> str:
