@@ -366,14 +366,16 @@ class Memory:
         """Retract a memory (``hard=False``: kept in history, never recalled as current) or erase it.
 
         ``hard=True`` erases, from every file of the store folder: the memory, the observations it came from,
-        the memories formed from them, every other observation of the namespace that quotes them (an answer that
-        listed the memory, a message quoting its text or a distinctive value) and what was formed from those;
-        their links, events, statistics, index vectors (Chroma's log included) and the recall records whose
-        query quoted them; the namespace's chat threads lose the messages that quote them. See
-        ``memory_graph.store.erase``.
+        the memories formed from them (one another message also supports stays), every other observation of the
+        namespace that quotes them (an answer that listed the memory, a message quoting its long text, an
+        identifier in it or the name its slot holds) and what was formed from those; their links, events,
+        statistics, index vectors (Chroma's log included) and the recall records whose query is or quotes one of
+        them; the user's chat threads lose the messages that carry or quote them. Never through what it erased for
+        quoting, never outside the user. See ``memory_graph.store.erase``.
 
-        Returns: ``{"forgotten": [memory ids], "observations": [observation ids erased], "hard": bool,
-        "threads": threads rewritten (hard only)}``.
+        Returns: ``{"forgotten": [memory ids], "observations": [observation ids erased], "hard": bool}``; hard
+        also ``"kept"`` (memories kept without an erased source), ``"recalls"``, ``"items"`` (counts erased),
+        ``"threads"`` (threads rewritten) and ``"threads_unknown_owner"`` (threads left: no known owner).
 
         Raises:
             InvalidInputError: ``memory_id`` is not an id string, or ``hard`` is not a bool.

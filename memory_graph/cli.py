@@ -738,6 +738,9 @@ def _print_forget(result: dict[str, Any]) -> None:
     kind = "erased" if result.get("hard") else "retracted"
     console.print(_safe(f"{kind} {len(result['forgotten'])} memories: {', '.join(result['forgotten'])}"
                         + (f"; erased {len(result['observations'])} observations" if result.get("hard") else "")))
+    if result.get("threads_unknown_owner"):  # a hard delete never touches a thread it cannot tell is the user's
+        console.print(_safe(f"left {result['threads_unknown_owner']} chat threads of no known owner as they are "
+                            "(not made by memory-graph's graphs; erase their copies with the app that wrote them)"))
 
 
 @app.command()

@@ -109,14 +109,17 @@ def owner_of(key: str) -> str | None:
     return None
 
 
-def kept_messages(messages: list[Any], refs: set[str], needles: list[str]) -> list[Any]:
+def kept_messages(messages: list[Any], refs: set[str], needles: list[str], said: set[str] | None = None) -> list[Any]:
     """``messages`` without those that quote a needle in their content, tool-call arguments or extra fields (as
-    the hard delete judges every row: :func:`memory_graph.store.erase.quotes_value`), or whose id is in ``refs``;
-    a tool call and its tool result go together (a dropped AI message's results, and an AI message whose results
-    were dropped), so the thread stays a valid conversation."""
-    from memory_graph.store.erase import quotes_value
+    the hard delete judges every row: :func:`memory_graph.store.erase.quotes_value`), whose id is in ``refs`` or
+    whose content is an erased text (``said``: :func:`memory_graph.store.erase.same_text` of each); a tool call and
+    its tool result go together (a dropped AI message's results, and an AI message whose results were dropped), so
+    the thread stays a valid conversation."""
+    from memory_graph.store.erase import quotes_value, same_text
 
-    dropped = {i for i, m in enumerate(messages) if m.id in refs or quotes_value(m, needles)}
+    said = said or set()
+    dropped = {i for i, m in enumerate(messages) if m.id in refs or quotes_value(m, needles)
+               or (isinstance(m.content, str) and same_text(m.content) in said)}
     while True:
         calls = {tc.get("id") for i, m in enumerate(messages) if i in dropped for tc in getattr(m, "tool_calls", None) or []}
         results = {getattr(m, "tool_call_id", None) for i, m in enumerate(messages) if i in dropped} - {None}

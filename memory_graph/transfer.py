@@ -383,6 +383,8 @@ def validate_records(numbered: Iterable[tuple[int, Any]]) -> tuple[Header, list[
             records.append(model.model_validate(raw))
         except ValidationError as exc:
             raise InvalidInputError(f"line {line}: {raw['type']} {_describe(exc)}") from None
+        except RecursionError:
+            raise InvalidInputError(f"line {line}: {raw['type']} nested too deeply") from None
         lines.append(line)
     _check_counts(header, records)
     if header.format_version < 2:
@@ -461,6 +463,8 @@ def parse_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
         except ValueError as exc:
             detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise InvalidInputError(f"line {number}: malformed JSON ({detail})") from None
+        except RecursionError:  # '[[[...' 100,000 deep: no record of an export nests like that (breaker run)
+            raise InvalidInputError(f"line {number}: JSON nested too deeply") from None
 
 
 def read_export(path: str | Path) -> tuple[Header, list[_Record]]:
@@ -571,6 +575,7 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
                 raise InvalidInputError(f"{kind} id {taken[0]!r} (and {len(taken) - 1} more) already belongs to another "
                                         f"user of the target store; ids are kept on import, so import into another store")
         obs_ids, mem_ids = [r["id"] for r in by_kind["observation"]], [r["id"] for r in by_kind["memory"]]
+        _check_item_sources(tx, target, records, set(obs_ids))
         shared = sorted(set(obs_ids) & set(mem_ids)) or tx.ids_of_records(obs_ids, "memories") or \
             tx.ids_of_records(mem_ids, "observations")
         if shared:  # one id names one record in a namespace's index (breaker run, issue 22)
@@ -591,6 +596,20 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
             "unchanged": {k: len(by_kind[k]) - added[k] for k in KINDS},
             "skipped": {k: given[k] - len(by_kind[k]) for k in KINDS},
             "indexed": len(new_obs) + len(new_mem) - skipped}
+
+
+def _check_item_sources(tx: Any, user: str, records: list[_Record], observations: set[str]) -> None:
+    """An item's ``observation_id`` names a message of the file or of ``user`` in the target store (fourth breaker
+    run: an item naming no message was imported, and ``delete`` could then never erase what it said).
+
+    Raises:
+        InvalidInputError: the first item whose message is in neither; nothing is written."""
+    wanted = {r.observation_id for r in records if isinstance(r, ItemRecord) and r.observation_id is not None} - observations
+    missing = sorted(wanted - set(tx.observation_ids_in(user, sorted(wanted))))
+    if missing:
+        item = next(r for r in records if isinstance(r, ItemRecord) and r.observation_id == missing[0])
+        raise InvalidInputError(f"item {item.key!r} refers to observation {missing[0]!r}, which is neither in the export "
+                                "nor a message of the user in the target store; nothing was imported")
 
 
 def _rehome_item_refs(records: list[_Record], source: str, target: str) -> None:

@@ -330,7 +330,9 @@ def test_a_hard_delete_scrubs_an_event_detail_that_quotes_in_json_escapes(tmp_pa
         )
         other = mem.observe("I live in Porto.", time="2024-01-02T00:00:00")[0]["id"]
         with mem.store.write() as tx:  # e.g. an imported event whose reason quotes the text
-            tx.add_event("alice", other, "note", reason="said after: Zoë Wrzesińska moved in next door")
+            # the whole erased text, quoted (a rare word of a note's sentence is no needle: fourth breaker run)
+            tx.add_event("alice", other, "note", reason="said after: My new neighbour Zoë Wrzesińska moved in next "
+                                                         "door on Monday.")
         mem.forget(target[0]["id"], hard=True)
         details = [
             r["detail"] for r in mem.store.ledger.query("SELECT detail FROM events WHERE namespace='alice'")

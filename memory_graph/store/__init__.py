@@ -296,44 +296,64 @@ class Store:
 
     # ---- hard delete ---------------------------------------------------------------------------------------
 
-    def erase(self, namespace: str, memory_ids: Sequence[str] = (), observation_ids: Sequence[str] = ()) -> dict[str, Any]:
+    def erase(self, namespace: str, memory_ids: Sequence[str] = (), observation_ids: Sequence[str] = (),
+              slot_words: bool = True) -> dict[str, Any]:
         """Erase ``memory_ids`` and ``observation_ids`` of ``namespace`` and everything that came from or quotes
         them, from every file of the store (:mod:`memory_graph.store.erase`): one ledger transaction that also
         queues the index deletions and the chat-thread scrub (``erase_jobs``), then the index purge and the scrub.
 
-        Returns: ``{"forgotten": [memory ids], "observations": [observation ids], "hard": True, "threads": n}``.
+        ``slot_words``: whether the rare words of the erased memories' short slot values ("Zorblax") mark quotes too
+        (``forget``: yes; a ``BaseStore`` delete of one item: no, it removes that item and what it formed, and the
+        quotes of identifiers it holds).
+
+        Returns: ``{"forgotten": [memory ids], "observations": [observation ids], "hard": True, "kept": [memory
+        ids formed from an erased message that another message supports, kept], "recalls": n, "items": n,
+        "threads": threads rewritten, "threads_unknown_owner": threads of no known owner, left as they are}``.
         """
         from memory_graph.store import erase as erase_mod
 
         with self.session():
-            mids, obs_ids, needles = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids)
-            refs = {r["ref"] for r in self.ledger.observations(namespace, obs_ids).values() if r["ref"]}
+            planned = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids, slot_words=slot_words)
+            refs = {r["ref"] for r in self.ledger.observations(namespace, planned.observations).values() if r["ref"]}
             with self.write() as tx:
-                erase_mod.apply(tx, namespace, mids, obs_ids, needles)
-                tx.add_event(namespace, None, "hard_forget", memories=len(mids), observations=len(obs_ids))
-                tx.add_erase_job(namespace, needles, sorted(refs))
+                erased = erase_mod.apply(tx, namespace, planned)
+                tx.add_event(namespace, None, "hard_forget", memories=len(planned.memories),
+                             observations=len(planned.observations))
+                tx.add_erase_job(namespace, planned.needles, sorted(refs), planned.same)
             self.reconcile()  # drops the queued index records and purges their vectors from Chroma's files
             threads = self.finish_erasures()
-        return {"forgotten": mids, "observations": obs_ids, "hard": True, "threads": threads}
+        return {"forgotten": planned.memories, "observations": planned.observations, "hard": True,
+                "kept": planned.kept, "recalls": erased["recalls"], "items": erased["items"], **threads}
 
-    def finish_erasures(self) -> int:
+    def finish_erasures(self) -> dict[str, int]:
         """Finish every hard delete whose ledger part committed (``erase_jobs``, any namespace: a process may have
         been killed in between): scrub the chat threads of its namespace, drop the job, VACUUM the ledger.
-        Returns the number of threads rewritten."""
-        from memory_graph.store import checkpoints
 
+        Only threads known to belong to the namespace's user are scrubbed: the ledger's ``thread_owners`` (every
+        thread the graphs ran on) or a :func:`memory_graph.threads.thread_key` id. A thread of no known owner (an
+        app's own checkpointer on the file, never run through the graphs) may be another user's and is left as it
+        is (fourth breaker run: alice's hard delete rewrote bob's thread ``support-42``); it is counted.
+
+        Returns: ``{"threads": threads rewritten, "threads_unknown_owner": threads left, of no known owner}``."""
+        from memory_graph.store import checkpoints
+        from memory_graph.store.erase import erase_job_needles
+
+        done = {"threads": 0, "threads_unknown_owner": 0}
         if not self.ledger.erase_jobs():
-            return 0
-        threads = 0
+            return done
         with self.session():
+            owners = self.ledger.thread_owners()
             for job in self.ledger.erase_jobs():
                 if self.threads_folder is not None:
-                    threads += checkpoints.scrub_threads(self.threads_folder, job["namespace"],
-                                                         json.loads(job["needles"]), set(json.loads(job["refs"])))
+                    needles, same = erase_job_needles(job["needles"])
+                    rewritten, unknown = checkpoints.scrub_threads(self.threads_folder, job["namespace"], needles,
+                                                                   set(json.loads(job["refs"])), same, owners)
+                    done["threads"] += rewritten
+                    done["threads_unknown_owner"] = max(done["threads_unknown_owner"], unknown)
                 with self.write() as tx:
                     tx.drop_erase_job(job["id"])
             self.ledger.vacuum()
-        return threads
+        return done
 
     # ---- the folder lock -----------------------------------------------------------------------------------
 

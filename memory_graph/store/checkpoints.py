@@ -7,38 +7,48 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memory_graph.store.erase import quotes_value
+from memory_graph.store.erase import quotes_value, same_text, strings_of
 from memory_graph.threads import THREADS_FILE, kept_messages, owner_of
 
 
-def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]) -> int:
-    """Rewrite the chat threads of ``user_id`` (and threads of no known owner, from older versions) in
-    ``folder/THREADS_FILE`` so that no message quotes erased content: a message that quotes a needle (as the
-    ledger's rows are judged, :func:`memory_graph.store.erase.quotes_value`: a code or a rare word as a whole word,
-    so erasing "LH714" keeps a message about "LH7140") or whose id is in ``refs`` (the erased observations' refs)
-    is dropped, any other channel
-    value that quotes a needle is cleared, the thread's history is replaced by one checkpoint of what remains,
-    subgraph checkpoints are dropped, and the file is VACUUMed. Returns the number of threads rewritten.
-    Threads of other users are never read or changed."""
+def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str], same: Sequence[str] = (),
+                  owners: Mapping[str, str] | None = None) -> tuple[int, int]:
+    """Rewrite the chat threads of ``user_id`` in ``folder/THREADS_FILE`` so that no message quotes erased content
+    or carries it: a message that quotes a needle (as the ledger's rows are judged,
+    :func:`memory_graph.store.erase.quotes_value`: a code or a rare word as a whole word, so erasing "LH714" keeps a
+    message about "LH7140"), whose id is in ``refs`` (the erased observations' refs) or whose text is an erased
+    text (``same``, :func:`memory_graph.store.erase.same_text`) is dropped, any other channel value that quotes a
+    needle is cleared, the thread's history is replaced by one checkpoint of what remains, subgraph checkpoints are
+    dropped, and the file is VACUUMed.
+
+    A thread is ``user_id``'s when ``owners`` (the ledger's ``thread_owners``: every thread the graphs ran on) says
+    so, or, when it does not name the thread, when its id is a :func:`memory_graph.threads.thread_key` of
+    ``user_id``. Threads of other users and threads of no known owner (an app's own checkpointer sharing the file)
+    are never read or changed. Returns ``(threads rewritten, threads of no known owner)``."""
     path = folder / THREADS_FILE
     if not path.exists():
-        return 0
+        return 0, 0
     from langchain_core.messages import BaseMessage
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     needles = [n for n in needles if n]
+    said = {same_text(t) for t in same} - {""}
+    owners = owners or {}
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
     try:
         saver = SqliteSaver(conn)
         saver.setup()
         thread_ids = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()]
-        rewritten = 0
+        rewritten = unknown = 0
         for tid in thread_ids:
-            owner = owner_of(tid)
-            if owner is not None and owner != user_id:
+            owner = owners.get(tid) or owner_of(tid)
+            if owner is None:
+                unknown += 1
+            if owner != user_id:
                 continue
             config: Any = {"configurable": {"thread_id": tid, "checkpoint_ns": ""}}
             latest = saver.get_tuple(config)
@@ -50,13 +60,13 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
             changed = False
             for key, value in list(values.items()):
                 if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
-                    kept = kept_messages(value, refs, needles)
+                    kept = kept_messages(value, refs, needles, said)
                     if len(kept) != len(value):
                         values[key], changed = kept, True
                 elif quotes_value(value, needles):
                     values[key] = "" if isinstance(value, str) else None
                     changed = True
-            if not changed and not (history > 1 and _thread_quotes(conn, saver, tid, needles)) and not nested:
+            if not changed and not (history > 1 and _thread_quotes(conn, saver, tid, needles, said)) and not nested:
                 continue
             checkpoint: Any = {**latest.checkpoint, "channel_values": values}
             saver.delete_thread(tid)
@@ -67,12 +77,12 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             conn.execute("VACUUM")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return rewritten
+        return rewritten, unknown
     finally:
         conn.close()
 
 
-def _thread_quotes(conn: sqlite3.Connection, saver: Any, tid: str, needles: list[str]) -> bool:
+def _thread_quotes(conn: sqlite3.Connection, saver: Any, tid: str, needles: list[str], said: set[str]) -> bool:
     """Whether any stored checkpoint (its values and metadata) or pending write of thread ``tid`` quotes a needle
     (:func:`memory_graph.store.erase.quotes_value` on the decoded values: the older checkpoints, which the latest
     one no longer shows). A blob that cannot be decoded counts as quoting (the thread is rewritten)."""
@@ -86,7 +96,7 @@ def _thread_quotes(conn: sqlite3.Connection, saver: Any, tid: str, needles: list
             meta = [json.loads(m) if isinstance(m, (bytes, str)) else m for m in metadata]
         except Exception:  # noqa: BLE001 - any decoding failure: rewrite rather than keep a copy
             return True
-        if quotes_value([value, meta], needles):
+        if quotes_value([value, meta], needles) or any(same_text(t) in said for t in strings_of([value, meta])):
             return True
     return False
 

@@ -1,34 +1,45 @@
-"""Hard delete: erase a memory, everything it came from and everything that quotes it, from every file.
+"""Hard delete: erase a memory, what it came from and what carries or quotes it, from every file; nothing else.
 
-``erase(store, namespace, memory_id)`` removes, in one ledger transaction:
+``Store.erase(namespace, memory_ids, observation_ids)`` removes, in one ledger transaction, within ``namespace`` only
+(:func:`plan`, :func:`apply`):
 
-1. the memory, the observations it was formed from, and every memory formed from those observations;
-2. every other observation of the namespace that *quotes* what is erased (it contains an erased observation's
-   or memory's text of at least ``QUOTE_MIN_WORDS`` words, a distinctive value of an erased memory, or cites an erased memory as ``m:ID``; an
-   assistant answer that listed the memory is such an observation), and what was formed from it, repeated until
-   nothing new is found (at most ``MAX_ROUNDS`` rounds);
-3. their provenance, links, events, statistics, the ``BaseStore`` items whose text became an erased observation
-   or whose value quotes erased text, and the recall records whose query quoted them (with their feedback); erased ids are scrubbed from the candidate lists of the other recall records, and a remaining
-   link or event whose reason quotes erased text loses that text.
-4. a memory that only erased memories had superseded or retracted becomes current again (``_restore_heads``:
-   what replaced it no longer exists, so nothing newer is known; erasing "I moved to Porto" makes "I live in
-   Lisbon" current again), unless a newer version survives above the erased one: then the old one stays
-   superseded, now by that version (``chain_bridges``: erasing Porto in Lisbon -> Porto -> Berlin).
+1. **by identity**: the memories asked for, the messages (observations) they were formed from and the messages
+   asked for, the memories formed from those messages (one that another, surviving message also supports is kept
+   without the erased source: ``Plan.kept``), and every record formed from or carrying them: provenance, links,
+   events, statistics, index records, the ``BaseStore`` items whose text became an erased message, the recall
+   records whose query *is* an erased message (``Plan.same``, :func:`same_text`: each chat turn's recall record;
+   fourth breaker run) with their feedback, and the messages of the user's own chat threads that are, or were
+   observed as, an erased message;
+2. **by quotation**: every other message, memory, item, recall record, link reason and event detail of the
+   namespace that quotes identifying parts of what 1 erased (:func:`needles_of`): a whole erased text of at least
+   ``QUOTE_MIN_WORDS`` words and ``QUOTE_MIN_CHARS`` characters; an identifier of any erased text
+   (:func:`identifiers`: an e-mail address, a phone number, an IBAN or account number, an SSN, a code of letters
+   and digits in any script, written with or without separators); ``m:ID`` of an erased memory; and, for a
+   ``forget`` (``slot_words``), a rare word of the forgotten memory's short slot value (a name: "Zorblax"), never
+   of a whole sentence (a note);
+3. **no cascade**: the needles come from 1 only, never from a text erased in 2 because it quoted them (erasing a
+   locker code took the message naming it, then through that message's rare words two messages that did not).
+
+Then a memory that only erased memories had superseded or retracted becomes current again (``_restore_heads``:
+erasing "I moved to Porto" makes "I live in Lisbon" current again), unless a newer version survives above the
+erased one (``chain_bridges``: erasing Porto in Lisbon -> Porto -> Berlin). The other versions of an erased
+memory's chain are other statements and stay (forget each to erase it).
 
 What is erased is remembered as salted digests of its ids and refs (``memory_graph.store.tombstones``, never the
 text), so an import of an older export skips it.
 
 Then the vectors: the index records are queued in ``index_drops`` inside the same transaction (so a crash
 before they are dropped is finished by the next open) and dropped, Chroma's own log is purged of their vectors
-(``Store._purge_index_files``), and both SQLite files are VACUUMed. Chat threads of the namespace in
-``threads.sqlite3`` are rewritten without the messages that quote erased text (``memory_graph.threads``).
+(``Store._purge_index_files``), and both SQLite files are VACUUMed. Chat threads of the user in ``threads.sqlite3``
+are rewritten without the messages that carry or quote erased content (``memory_graph.store.checkpoints``); a
+thread of no known owner is left as it is (``Store.finish_erasures``).
 
-A *distinctive* value is a word of at least 5 characters that is a code (letters and digits mixed, not a number
-with a unit: "alpha247514q9", also inside "my token is alpha247514q9") or rare in English (wordfreq Zipf
-frequency below 2.0); it is scrubbed wherever it is quoted. "Berlin", "10:30am" and "1,200" are not (erasing every
-message that mentions a common word, a time or an amount would erase other facts). A whole text or ``m:ID`` is matched
-as a case-insensitive substring, a word (a code, a rare word) as a whole word with its separators optional
-(:func:`quotes`), over the namespace's rows: O(namespace) per hard delete, which is rare and never on a hot path.
+Matching (:func:`quotes`): a whole text or ``m:ID`` as a substring, a word needle (an identifier, a rare word) as a
+whole word whose separators are optional both ways ("7734-QK", "7734 QK" and "7734QK" are one code; "LH714" is not
+in "LH7140"), both sides case folded with accents dropped (:func:`fold`). Every row of the namespace is judged by
+that one function, with no SQL prefilter that could be stricter: O(namespace) per hard delete, like its index
+compaction; a hard delete is rare and never on a hot path. Not identifiers: a time, a date, an amount, a count, a
+year, a number with a unit ("10:30am", "2025-06-10", "1,200", "500mg"), a common word with a number ("covid19").
 """
 
 from __future__ import annotations
@@ -36,7 +47,9 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from memory_graph.store import tombstones
@@ -44,87 +57,236 @@ from memory_graph.store.items import path_ref, value_strings
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.tx import Tx, now_iso
 
-MAX_ROUNDS = 5
 DISTINCTIVE_ZIPF = 2.0
 QUOTE_MIN_CHARS = 40
 QUOTE_MIN_WORDS = 8
 """An erased text is searched for in other rows only when it is at least this long (characters and words): a
 shorter one ("Thank you very much!", "the meeting is at noon") opens unrelated messages too often."""
-_CODE = re.compile(r"(?=[a-z0-9]*[a-z])(?=[a-z0-9]*\d)[a-z0-9]{5,}")
-"""A code: letters and digits mixed, 5 or more of them, no other character (``7734qk``, ``x12345678``)."""
-_MEASURE = re.compile(r"\d+(?:am|pm|st|nd|rd|th|s|h|k|m|x|p|i|kgs?|kms?|mg|ml|mm|cm|gb|mb|kb|tb|g?hz|mins?|hrs?|hours?|"
-                      r"days?|wks?|weeks?|yrs?|years?|lbs?|miles?|mph|kph|usd|eur|gbp|jpy|chf|cad|aud|inr|pts?)")
+SLOT_MAX_WORDS = 3
+"""A structured memory's value of at most this many words is a *slot value* ("Zorblax", "Ameli Brandt"): its rare
+words are names, needles of a ``forget``. A longer value, and a note's value (its whole sentence), gives none."""
+_LETTER = r"[^\W\d_]"
+_CODE = re.compile(rf"(?=\w*{_LETTER})(?=\w*\d)[^\W_]{{5,}}")
+"""A code: letters (any script) and digits mixed, 5 or more of them, no other character (``7734qk``, ``x12345678``,
+``łódź7734``)."""
+_MEASURE = re.compile(
+    r"\d+(?:am|pm|st|nd|rd|th|s|h|k|m|x|p|i|kgs?|kms?|mg|ml|mm|cm|gb|mb|kb|tb|g?hz|mins?|hrs?|hours?|"
+    r"days?|wks?|weeks?|yrs?|years?|lbs?|miles?|mph|kph|usd|eur|gbp|jpy|chf|cad|aud|inr|pts?)"
+)
 """A number with a unit or an ordinal (``1030am``, ``10000steps`` is not: ``2nd``, ``500mg``, ``12th``)."""
+_MEASURES = re.compile(f"(?:{_MEASURE.pattern})+")
+_PUNCT = ".,;:!?\"'()[]{}<>«»“”‘’…"
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_DIGIT_RUN = re.compile(r"(?<!\w)\+?\(?\d[\d \-./()]*\d\)?(?!\w)")
+"""Digits with separators (a phone number, an SSN, an account number), not part of a word."""
+_DATE = re.compile(r"(?<!\d)(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})(?!\d)")
+_THOUSANDS = re.compile(r"\d{1,3}(?:[ .,']\d{3})+(?:[.,]\d+)?")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+DIGITS_MIN = 7
+"""A run of digits is an identifier (a phone, an SSN, an account number) from this many digits: fewer is a
+count, an amount, a time or a year."""
+_SEP = r"[\W_]{0,3}"
+"""What may stand between two letters or digits of a word needle in a text: up to three characters that are neither
+(spaces, punctuation, dashes, symbols, accents), whatever the needle has there (separators optional, in both
+directions)."""
 
 
 def distinctive_values(values: list[str], codes_only: bool = False) -> list[str]:
-    """The words of ``values`` that identify what is erased wherever they are quoted: codes (:func:`_is_code`) and,
-    unless ``codes_only``, words rare in English (``wordfreq`` Zipf frequency below ``DISTINCTIVE_ZIPF``, letters
-    only, at least 5 characters). A time, a date, an amount or a count ("10:30am", "2025-06-10", "1,200", "10000")
-    is no identifier: deleting "call mom 10:30am" erased "My dentist appointment is at 10:30am on Friday."
-    (breaker run, issue 21)."""
-    from wordfreq import zipf_frequency
-
-    out = []
-    for value in values:  # each word of a value ("my token is zqxv9981kk": breaker run), not only one-word values
-        for raw in value.split():
-            word = raw.strip(".,;:!?\"'()[]{}<>")
-            code = _is_code(re.sub(r"[-_/.]", "", word.lower()))
-            rare = not codes_only and word.isalpha() and len(word) >= 5 and zipf_frequency(word, "en") < DISTINCTIVE_ZIPF
-            if code or rare:
-                out.append(word)
+    """The identifiers of ``values`` (:func:`identifiers`) and, unless ``codes_only``, their words rare in English
+    (:func:`rare_words`): what marks a quote of them wherever it is."""
+    out: list[str] = []
+    for value in values:
+        out += identifiers(value)
+        if not codes_only:
+            out += rare_words(value)
     return list(dict.fromkeys(out))
 
 
+def rare_words(value: str) -> list[str]:
+    """The words of ``value`` rare in English (``wordfreq`` Zipf frequency below ``DISTINCTIVE_ZIPF``, letters only,
+    at least 5 characters): a name ("Zorblax", "Okonkwo")."""
+    from wordfreq import zipf_frequency
+
+    words = (raw.strip(_PUNCT) for raw in value.split())
+    return [w for w in words if w.isalpha() and len(w) >= 5 and zipf_frequency(w, "en") < DISTINCTIVE_ZIPF]
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifying data a text holds, each as a word needle (no whitespace; matched with its separators optional,
+    :func:`_word_pattern`): what a person who asks to be forgotten would call their identifying data.
+
+    - an e-mail address (``dana.k@example.com``);
+    - a code: letters (any script) and digits mixed in one word (``QX4471``, ``7734-QK``, ``ŻÓŁW4471``), not a number
+      with a unit (``10:30am``, ``500mg``), a common word with a number (``covid19``) or a period (``FY2024``)
+      (:func:`_is_code`);
+    - a code written in groups (``7734 QK``, an IBAN ``DE89 3704 0044 0532 0130 00``, a postcode ``SW1A 1AA``):
+      neighbouring words of digits or capitals that together are a code, as one needle (``7734QK``);
+    - digits in groups, at least ``DIGITS_MIN`` of them (a phone ``+49 170 5550123``, an SSN ``078-05-1120``, an
+      account or card number), as their digits (``491705550123``); not a date, an amount with thousands separators,
+      a decimal or a list of years.
+
+    A time, a date, an amount or a count ("10:30am", "2025-06-10", "1,200", "10000") is no identifier: deleting
+    "call mom 10:30am" erased "My dentist appointment is at 10:30am on Friday." (breaker run, issue 21)."""
+    out = [m.group(0).strip(".").lower() for m in _EMAIL.finditer(text)]
+    rest = _EMAIL.sub(" ", text)
+    for raw in rest.split():
+        word = raw.strip(_PUNCT)
+        if _is_code(_core(word)):
+            out.append(word)
+    out += _grouped_codes(rest)
+    for m in _DIGIT_RUN.finditer(rest):
+        run = m.group(0).strip("() ")
+        digits = re.sub(r"\D", "", run)
+        if len(digits) < DIGITS_MIN or _DATE.search(run) or re.fullmatch(r"\d+[.,]\d+", run):
+            continue
+        if not run.startswith("+") and (
+            _THOUSANDS.fullmatch(run) or (" " in run and any(_YEAR.fullmatch(group) for group in run.split()))
+        ):
+            continue
+        out.append(digits)
+    return list(dict.fromkeys(out))
+
+
+def _core(word: str) -> str:
+    return re.sub(r"[-_/.\s]", "", word.lower())
+
+
+def _grouped_codes(text: str) -> list[str]:
+    """Codes written in groups (``7734 QK``): maximal runs of at least two neighbouring words each of digits or of
+    capitals (up to 4 letters, or mixed with digits) whose joined form is a code; a common English word at either end
+    ("OK", "I") is not part of it, nor a word of letters at either end when the rest is a code without it (a label:
+    "IBAN DE89 3704 ...", "PIN 7734 QK"). A word's leading or trailing punctuation ends the run."""
+    from wordfreq import zipf_frequency
+
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        while run and run[-1].isalpha() and zipf_frequency(run[-1], "en") >= 3.0:
+            run.pop()
+        while run and run[0].isalpha() and zipf_frequency(run[0], "en") >= 3.0:
+            run.pop(0)
+        for end in (0, -1):  # a label ("IBAN DE89 ...", "PIN 7734 QK") is no part of the code it names
+            while (
+                len(run) > 2
+                and run[end].isalpha()
+                and _is_code(_core("".join(run[1:] if end == 0 else run[:-1])))
+            ):
+                run.pop(end)
+        if len(run) >= 2 and _is_code(_core("".join(run))):
+            out.append("".join(run))
+        run.clear()
+
+    for raw in text.split():
+        word = raw.strip(_PUNCT)
+        if raw[: len(raw) - len(raw.lstrip(_PUNCT))]:
+            flush()
+        part = word.isalnum() and (
+            word.isdigit() or (word.isupper() and (len(word) <= 4 or not word.isalpha()))
+        )
+        if not part or len(word) > 12:
+            flush()
+            continue
+        run.append(word)
+        if raw != raw.rstrip(_PUNCT):
+            flush()
+    flush()
+    return out
+
+
 def _is_code(core: str) -> bool:
-    """Whether ``core`` (a word, lower case, without ``-_/.``) is a code (:data:`_CODE`) and not a number with a
-    unit (:data:`_MEASURE`), a common word with a number ("covid19", "iphone15") or a period ("fy2024", "q2025")."""
-    if not _CODE.fullmatch(core) or _MEASURE.fullmatch(core) or re.fullmatch(r"[a-z]{1,3}(?:19|20)\d\d", core):
+    """Whether ``core`` (a word, lower case, without ``-_/.``) is a code (:data:`_CODE`) and not numbers with units
+    (:data:`_MEASURE`), a common word with a number ("covid19", "iphone15") or a period ("fy2024", "q2025")."""
+    if (
+        not _CODE.fullmatch(core)
+        or _MEASURES.fullmatch(core)
+        or re.fullmatch(r"[a-z]{1,3}(?:19|20)\d\d", core)
+    ):
         return False
     from wordfreq import zipf_frequency
 
-    letters = re.findall(r"[a-z]+", core)
+    letters = re.findall(rf"{_LETTER}+", core)
     return not (len(letters) == 1 and len(letters[0]) >= 3 and zipf_frequency(letters[0], "en") >= 3.0)
 
 
-def _quoting(led: Ledger, ns: str, table: str, column: str, needles: list[str]) -> set[str]:
-    """Ids of rows of ``table`` in ``ns`` whose ``column`` quotes any needle (:func:`quotes`): found by SQL on a part
-    of each needle (case-insensitive ``instr``), then checked by :func:`quotes` on the row's text."""
-    found: set[str] = set()
-    parts = list(dict.fromkeys(_search_part(n) for n in needles))
-    for start in range(0, len(parts), 50):
-        chunk = parts[start : start + 50]
-        cond = " OR ".join("instr(lower(" + column + "), ?) > 0" for _ in chunk)
-        found |= {r["id"] for r in led.query(f"SELECT id, {column} AS text FROM {table} WHERE namespace=? AND ({cond})",
-                                              (ns, *chunk)) if quotes(r["text"], needles)}
-    return found
-
-
-def _search_part(needle: str) -> str:
-    """What SQL looks for first: a word needle's longest run of letters or digits (``7734-QK`` -> ``7734``, so
-    ``7734QK`` is found too), else the needle; lower case."""
-    if _is_word(needle):
-        return max(re.findall(r"\w+", needle.lower()), key=len, default=needle.lower())
-    return needle.lower()
+def _quoting(led: Ledger, ns: str, table: str, column: str, needles: Sequence[str]) -> set[str]:
+    """Ids of rows of ``table`` in ``ns`` whose ``column`` quotes any needle (:func:`quotes`). Every row of the
+    namespace is read and judged by :func:`quotes` itself: no SQL prefilter, so nothing :func:`quotes` would find
+    is missed (a prefilter on a part of a needle missed ``7734 QK`` for ``7734QK``, and SQL's ``lower`` folds ASCII
+    only; breaker run, issue 21). O(namespace), as the index compaction of every hard delete."""
+    if not needles:
+        return set()
+    return {
+        r["id"]
+        for r in led.query(f"SELECT id, {column} AS text FROM {table} WHERE namespace=?", (ns,))
+        if quotes(r["text"], needles)
+    }
 
 
 def _is_word(needle: str) -> bool:
     return not needle.startswith("m:") and not any(c.isspace() for c in needle)
 
 
-@functools.lru_cache(maxsize=4096)
-def _word_pattern(needle: str) -> re.Pattern[str]:
-    """A word needle (a code or a rare word) as a whole word, its separators optional: ``LH714`` is not found in
-    ``LH7140``, ``Ameli`` not in ``Amelie``, ``7734-QK`` is found as ``7734QK`` (second breaker run, issue 21)."""
-    chars = [re.escape(c) for c in needle.lower() if c.isalnum()]
-    return re.compile(r"(?<!\w)" + r"[-_/. ]?".join(chars) + r"(?!\w)")
+def _word_pattern(needle: str) -> str:
+    """A word needle (an identifier, a rare word) as a whole word, separators optional between any two of its
+    characters in the text (:data:`_SEP`) whatever separators the needle has: ``LH714`` is not found in ``LH7140``,
+    ``Ameli`` not in ``Amelie``; ``7734-QK`` is found as ``7734QK`` and ``7734 QK``, ``7734QK`` as ``7734-QK``
+    (breaker runs, issue 21)."""
+    chars = [re.escape(c) for c in fold(needle) if re.match(r"[^\W_]", c)]
+    return r"(?<!\w)" + _SEP.join(chars) + r"(?!\w)" if chars else re.escape(fold(needle))
+
+
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(needles: tuple[str, ...]) -> tuple[list[str], list[tuple[str, re.Pattern[str]]]]:
+    """``(substrings, [(letters and digits, pattern)])`` of ``needles`` (:func:`quotes`), folded."""
+    literals: list[str] = []
+    words: list[tuple[str, re.Pattern[str]]] = []
+    for needle in needles:
+        key = _NOT_ALNUM.sub("", fold(needle)) if needle and _is_word(needle) else ""
+        if key:
+            words.append((key, re.compile(_word_pattern(needle))))
+        elif needle:
+            literals.append(fold(needle))
+    return literals, words
 
 
 def quotes(text: str | None, needles: Sequence[str]) -> bool:
     """Whether ``text`` quotes a needle: a whole erased text or ``m:ID`` as a case-insensitive substring, a word
-    needle as a whole word (:func:`_word_pattern`)."""
-    low = (text or "").lower()
-    return any(_word_pattern(n).search(low) if _is_word(n) else n.lower() in low for n in needles if n)
+    needle (no whitespace) as a whole word with its separators optional (:func:`_word_pattern`). A word needle's
+    pattern is tried only where the text's letters and digits, run together, hold the needle's: a match of the
+    pattern is such a run (its separators are neither), so this never misses one, and a hard delete whose needles
+    are the many codes of a pasted log is not one regex alternation per character of every message."""
+    if not text:
+        return False
+    literals, words = _compiled(tuple(needles))
+    low = fold(str(text))
+    if any(literal in low for literal in literals):
+        return True
+    if not words:
+        return False
+    squashed = _NOT_ALNUM.sub("", low)
+    return any(key in squashed and pattern.search(low) is not None for key, pattern in words)
+
+
+def fold(text: str) -> str:
+    """``text`` as needles and texts are compared, by the same function on both sides: case folded (``ß`` is
+    ``ss``), compatibility forms decomposed (``ﬁ``, full-width digits) and accents dropped (``Zoë`` is ``zoe``; a
+    mark between two letters would count as a separator)."""
+    low = text.casefold()
+    if low.isascii():
+        return low
+    return "".join(
+        c for c in unicodedata.normalize("NFKD", low) if not unicodedata.category(c).startswith("M")
+    )
+
+
+def same_text(text: str | None) -> str:
+    """``text`` as identity compares it: lower case, whitespace collapsed, without punctuation at its ends (a recall
+    whose query is an erased message carries that message, ``My email is ...`` and ``my email is ...!``)."""
+    return " ".join(fold(text or "").split()).strip(_PUNCT + " ")
 
 
 def strings_of(value: Any) -> Iterator[str]:
@@ -162,58 +324,177 @@ def quotes_value(value: Any, needles: Sequence[str]) -> bool:
     return any(quotes(text, needles) for text in strings_of(value))
 
 
-def needles_of(texts: list[str], values: list[str], memory_ids: list[str]) -> list[str]:
+def needles_of(texts: list[str], slot_values: list[str], memory_ids: list[str]) -> list[str]:
     """The strings whose presence marks a row as quoting erased content: whole texts of at least
-    ``QUOTE_MIN_CHARS`` characters and ``QUOTE_MIN_WORDS`` words, distinctive values, ``m:ID``. A shorter text
-    ("no", "e", "ok thanks") is no evidence of quoting: as a substring it is found in unrelated messages
-    ("Northwind" holds "no"), and erasing those lost other facts (breaker run, issue 21). The short text's own
-    rows are erased by id all the same; its distinctive values ("pin 7734qk") still mark the rows quoting it."""
-    quotable = [t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS]
-    short = [t for t in texts if t.strip() and t.strip() not in quotable]
-    # a short text marks what quotes its codes only ("pin 7734qk"), not its rare words: erasing "Zorblax has a vet
-    # visit" must not erase every message naming the cat
-    out = quotable + distinctive_values(values) + distinctive_values(short, codes_only=True) + [f"m:{m}" for m in memory_ids]
+    ``QUOTE_MIN_CHARS`` characters and ``QUOTE_MIN_WORDS`` words (a substring), the identifiers of every text
+    (:func:`identifiers`), the rare words of ``slot_values`` (:func:`rare_words`: a name a structured memory holds,
+    "Zorblax"), and ``m:ID``. A shorter text ("no", "e", "ok thanks") is no evidence of quoting: as a substring it
+    is found in unrelated messages ("Northwind" holds "no"), and erasing those lost other facts (breaker run, issue
+    21); its own rows are erased by identity all the same. A rare word of a whole sentence (a note: "Ugh, the coffee
+    machine at Northwind broke again.") is no needle either: it is a name the sentence mentions, shared by other
+    facts ("I work at Northwind as a data engineer."; fourth breaker run)."""
+    quotable = [
+        t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS
+    ]
+    found = [n for t in texts for n in identifiers(t)] + [w for v in slot_values for w in rare_words(v)]
+    out = quotable + found + [f"m:{m}" for m in memory_ids]
     return sorted(set(out), key=lambda s: (len(s), s))
 
 
-def plan(led: Ledger, ns: str, memory_ids: Sequence[str] = (),
-         observation_ids: Sequence[str] = ()) -> tuple[list[str], list[str], list[str]]:
-    """``(memory ids, observation ids, needles)`` that erasing ``memory_ids`` and ``observation_ids`` removes (the
-    closure above)."""
-    mem_ids = set(memory_ids)
-    obs_ids: set[str] = set(observation_ids)
-    needles: list[str] = []
-    for _ in range(MAX_ROUNDS):
-        obs_ids |= {r["observation_id"] for r in led.query_in(
-            "SELECT observation_id FROM provenance WHERE namespace=? AND memory_id IN ({marks})", ns, sorted(mem_ids))}
-        mem_ids |= {r["memory_id"] for r in led.query_in(
-            "SELECT memory_id FROM provenance WHERE namespace=? AND observation_id IN ({marks})", ns, sorted(obs_ids))}
-        mems = list(led.memories(ns, sorted(mem_ids)).values())
-        obs = led.query_in("SELECT text FROM observations WHERE namespace=? AND id IN ({marks})", ns, sorted(obs_ids))
-        needles = needles_of([r["text"] for r in obs] + [m["text"] for m in mems], [m["value"] for m in mems],
-                             sorted(mem_ids))
-        quoting = _quoting(led, ns, "observations", "text", needles) - obs_ids
-        if not quoting:
-            break
-        obs_ids |= quoting
-    return sorted(mem_ids), sorted(obs_ids), needles
+def slot_value(memory: Any) -> str | None:
+    """A structured memory's value when it is short enough to be a name (``SLOT_MAX_WORDS``), else None (a note's
+    value is its whole sentence)."""
+    value = str(memory["value"] or "")
+    if memory["kind"] == "note" or not value.strip() or len(value.split()) > SLOT_MAX_WORDS:
+        return None
+    return value
 
 
-def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: list[str]) -> dict[str, int]:
+@dataclass
+class Plan:
+    """What one hard delete removes (:func:`plan`).
+
+    memories       ids of the memories erased
+    observations   ids of the observations (messages) erased
+    needles        what marks a row as quoting erased content (:func:`quotes`)
+    same           the erased messages' and memories' texts (:func:`same_text`): a row that carries one (a recall
+                   whose query is an erased message, a chat message) goes by identity
+    kept           memories formed from an erased message that another, surviving message also supports: kept,
+                   without the erased source
+    """
+
+    memories: list[str]
+    observations: list[str]
+    needles: list[str]
+    same: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
+def plan(
+    led: Ledger,
+    ns: str,
+    memory_ids: Sequence[str] = (),
+    observation_ids: Sequence[str] = (),
+    slot_words: bool = True,
+) -> Plan:
+    """What erasing ``memory_ids`` and ``observation_ids`` of ``ns`` removes, all within ``ns``:
+
+    1. by identity: the memories, the messages they were formed from (their provenance) and ``observation_ids``,
+       and the memories formed from those messages;
+    2. by quotation: the other messages (and memories) of ``ns`` that quote the content erased in 1 (:func:`needles_of`:
+       a long whole text, an identifier, ``m:ID``; with ``slot_words`` also a rare word of a short slot value,
+       "Zorblax": a ``forget``, not a ``BaseStore`` delete, which removes one item and what it formed), and the
+       memories formed from those messages;
+    3. no cascade: needles come only from what 1 erases, never from a text erased because it quoted it (erasing
+       "My locker code is QX4471." took a message naming the code, then through its rare word "Przemek" another
+       that did not, then through "Grafana" a third; fourth breaker run).
+
+    A memory formed from an erased message that another message also supports (a corroboration) is kept without
+    the erased source, unless it was asked for, quotes a needle or carries an erased text (``Plan.kept``): deleting
+    one of two items that said the same thing keeps the other item's memory."""
+    targets = set(memory_ids)
+    obs_ids = set(observation_ids) | {
+        r["observation_id"]
+        for r in led.query_in(
+            "SELECT observation_id FROM provenance WHERE namespace=? AND memory_id IN ({marks})",
+            ns,
+            sorted(targets),
+        )
+    }
+    obs_rows = led.observations(ns, sorted(obs_ids))  # of this namespace only
+    obs_ids = set(obs_rows)
+    formed = _sources(led, ns, _formed_from(led, ns, obs_ids))
+    only_erased = {m for m, src in formed.items() if src <= obs_ids}  # no other message supports them
+    mems = led.memories(ns, sorted(targets | set(formed)))
+    texts = [r["text"] for r in obs_rows.values()] + [m["text"] for m in mems.values()]
+    slots = [v for m in targets if m in mems and (v := slot_value(mems[m])) is not None] if slot_words else []
+    needles = needles_of(texts, slots, sorted((targets | only_erased) & set(mems)))
+    quoting = _quoting(led, ns, "observations", "text", needles) - obs_ids
+    all_obs = obs_ids | quoting
+    said = {
+        same_text(r["text"]) for r in [*obs_rows.values(), *led.observations(ns, sorted(quoting)).values()]
+    } - {""}
+    candidates = (
+        set(formed) | _formed_from(led, ns, quoting) | _quoting(led, ns, "memories", "text", needles)
+    ) - targets
+    kept = _supported_elsewhere(led, ns, candidates, all_obs, needles, said)
+    erased = (targets & set(mems)) | (candidates - kept)
+    same = said | {same_text(mems[m]["text"]) for m in targets if m in mems} - {""}
+    return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept))
+
+
+def erase_job_needles(column: str) -> tuple[list[str], list[str]]:
+    """``(needles, same)`` of an ``erase_jobs`` row's ``needles`` column (``Tx.add_erase_job``; a plain list of
+    needles from an older version)."""
+    value = json.loads(column)
+    if isinstance(value, dict):
+        return [str(n) for n in value.get("needles", [])], [str(t) for t in value.get("same", [])]
+    return [str(n) for n in value], []
+
+
+def _formed_from(led: Ledger, ns: str, obs_ids: set[str]) -> set[str]:
+    return {
+        r["memory_id"]
+        for r in led.query_in(
+            "SELECT memory_id FROM provenance WHERE namespace=? AND observation_id IN ({marks})",
+            ns,
+            sorted(obs_ids),
+        )
+    }
+
+
+def _sources(led: Ledger, ns: str, memory_ids: set[str]) -> dict[str, set[str]]:
+    """``{memory id: ids of the observations it was formed from}``."""
+    sources: dict[str, set[str]] = {m: set() for m in memory_ids}
+    for r in led.query_in(
+        "SELECT memory_id, observation_id FROM provenance WHERE namespace=? AND memory_id IN ({marks})",
+        ns,
+        sorted(memory_ids),
+    ):
+        sources[r["memory_id"]].add(r["observation_id"])
+    return sources
+
+
+def _supported_elsewhere(
+    led: Ledger, ns: str, candidates: set[str], erased_obs: set[str], needles: list[str], said: set[str]
+) -> set[str]:
+    """The ``candidates`` that a message outside ``erased_obs`` also supports and whose text neither quotes a
+    needle nor is the text of an erased message (``said``, :func:`same_text`)."""
+    sources = _sources(led, ns, candidates)
+    rows = led.memories(ns, sorted(candidates))
+    return {
+        m
+        for m, row in rows.items()
+        if sources.get(m, set()) - erased_obs
+        and not quotes(row["text"], needles)
+        and same_text(row["text"]) not in said
+    }
+
+
+def apply(cur: Tx, ns: str, planned: Plan) -> dict[str, int]:
     """Delete the planned rows inside the caller's transaction ``cur``; queue their index records for deletion.
-    Returns counts of recall records erased."""
-
+    A recall record goes when its query quotes a needle or is an erased text (``Plan.same``: each chat turn's
+    recall record's query is the user's message, which a short message without an identifier never quoted;
+    fourth breaker run). Returns counts of what else was erased or restored."""
+    mem_ids, obs_ids, needles = planned.memories, planned.observations, planned.needles
+    same = set(planned.same)
     mset, oset = set(mem_ids), set(obs_ids)
     ended_by: dict[str, list[str]] = {}  # a surviving memory -> the erased memories that ended it
     replaced_by: dict[str, str] = {}  # an erased memory -> the memory that superseded it
     for start in range(0, len(mem_ids), 400):
         chunk = mem_ids[start : start + 400]
         marks = ",".join("?" * len(chunk))
-        for r in cur.execute(f"SELECT src_id, dst_id FROM links WHERE namespace=? AND type IN ('supersedes','retracts') "
-                             f"AND src_id IN ({marks})", (ns, *chunk)).fetchall():
+        for r in cur.execute(
+            f"SELECT src_id, dst_id FROM links WHERE namespace=? AND type IN ('supersedes','retracts') "
+            f"AND src_id IN ({marks})",
+            (ns, *chunk),
+        ).fetchall():
             ended_by.setdefault(r["dst_id"], []).append(r["src_id"])
-        for r in cur.execute(f"SELECT src_id, dst_id FROM links WHERE namespace=? AND type='supersedes' AND dst_id IN "
-                             f"({marks})", (ns, *chunk)).fetchall():
+        for r in cur.execute(
+            f"SELECT src_id, dst_id FROM links WHERE namespace=? AND type='supersedes' AND dst_id IN "
+            f"({marks})",
+            (ns, *chunk),
+        ).fetchall():
             replaced_by[r["dst_id"]] = r["src_id"]
     bridges = chain_bridges(ended_by, replaced_by, mset)
     _remember_erased(cur, ns, mem_ids, obs_ids)
@@ -223,11 +504,18 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
             break
         marks = ",".join("?" * len(chunk))
         cur.execute(f"DELETE FROM provenance WHERE namespace=? AND memory_id IN ({marks})", (ns, *chunk))
-        cur.execute(f"DELETE FROM links WHERE namespace=? AND (src_id IN ({marks}) OR dst_id IN ({marks}))", (ns, *chunk, *chunk))
+        cur.execute(
+            f"DELETE FROM links WHERE namespace=? AND (src_id IN ({marks}) OR dst_id IN ({marks}))",
+            (ns, *chunk, *chunk),
+        )
         cur.execute(f"DELETE FROM events WHERE namespace=? AND memory_id IN ({marks})", (ns, *chunk))
         cur.execute(f"DELETE FROM stats WHERE namespace=? AND memory_id IN ({marks})", (ns, *chunk))
-        cur.unindex_terms(ns, cur.execute(f"SELECT id, text, source FROM memories WHERE namespace=? AND id IN ({marks})",
-                                          (ns, *chunk)).fetchall())
+        cur.unindex_terms(
+            ns,
+            cur.execute(
+                f"SELECT id, text, source FROM memories WHERE namespace=? AND id IN ({marks})", (ns, *chunk)
+            ).fetchall(),
+        )
         cur.execute(f"DELETE FROM memories WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
     erased_items = _erase_items(cur, ns, oset, needles)
     for start in range(0, len(obs_ids), 400):
@@ -235,37 +523,66 @@ def apply(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str], needles: lis
         marks = ",".join("?" * len(chunk))
         cur.execute(f"DELETE FROM provenance WHERE namespace=? AND observation_id IN ({marks})", (ns, *chunk))
         cur.execute(f"DELETE FROM observations WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
-    cur.executemany("INSERT OR IGNORE INTO index_drops(namespace, id) VALUES (?, ?)", [(ns, i) for i in [*mem_ids, *obs_ids]])
-    for older, newer in sorted(bridges.items()):  # the chain closes over the erased link: the old value stays replaced
+    cur.executemany(
+        "INSERT OR IGNORE INTO index_drops(namespace, id) VALUES (?, ?)",
+        [(ns, i) for i in [*mem_ids, *obs_ids]],
+    )
+    for older, newer in sorted(
+        bridges.items()
+    ):  # the chain closes over the erased link: the old value stays replaced
         cur.add_link(ns, newer, older, "supersedes", "re-linked: the version between them was erased")
         # it held until the surviving version began (what the erased one said of its end is gone with it)
-        cur.execute("UPDATE memories SET valid_to=(SELECT valid_from FROM memories WHERE namespace=? AND id=?), "
-                    "updated_at=?, indexed=0 WHERE namespace=? AND id=?", (ns, newer, now_iso(), ns, older))
-        cur.add_event(ns, older, "relinked", reason="the version that replaced it was erased; superseded by the next")
+        cur.execute(
+            "UPDATE memories SET valid_to=(SELECT valid_from FROM memories WHERE namespace=? AND id=?), "
+            "updated_at=?, indexed=0 WHERE namespace=? AND id=?",
+            (ns, newer, now_iso(), ns, older),
+        )
+        cur.add_event(
+            ns, older, "relinked", reason="the version that replaced it was erased; superseded by the next"
+        )
     restored = _restore_heads(cur, ns, sorted(set(ended_by) - mset - set(bridges)))
     erased_recalls = 0
-    for rec in cur.execute("SELECT id, query, candidates, chosen FROM recalls WHERE namespace=?", (ns,)).fetchall():
-        if quotes(rec["query"], needles):
-            tombstones.remember(cur, [tombstones.id_key(rec["id"])] + [tombstones.id_key(f["id"]) for f in cur.execute(
-                "SELECT id FROM feedback WHERE namespace=? AND recall_id=?", (ns, rec["id"])).fetchall()])
+    for rec in cur.execute(
+        "SELECT id, query, task, candidates, chosen FROM recalls WHERE namespace=?", (ns,)
+    ).fetchall():
+        if quotes(rec["query"], needles) or quotes(rec["task"], needles) or same_text(rec["query"]) in same:
+            tombstones.remember(
+                cur,
+                [tombstones.id_key(rec["id"])]
+                + [
+                    tombstones.id_key(f["id"])
+                    for f in cur.execute(
+                        "SELECT id FROM feedback WHERE namespace=? AND recall_id=?", (ns, rec["id"])
+                    ).fetchall()
+                ],
+            )
             cur.execute("DELETE FROM feedback WHERE namespace=? AND recall_id=?", (ns, rec["id"]))
             cur.execute("DELETE FROM recalls WHERE namespace=? AND id=?", (ns, rec["id"]))
             erased_recalls += 1
             continue
-        cands = [c for c in json.loads(rec["candidates"]) if c.get("id") not in mset and c.get("id") not in oset]
+        cands = [
+            c for c in json.loads(rec["candidates"]) if c.get("id") not in mset and c.get("id") not in oset
+        ]
         chosen = [c for c in json.loads(rec["chosen"]) if c not in mset]
-        cur.execute("UPDATE recalls SET candidates=?, chosen=? WHERE id=?", (json.dumps(cands), json.dumps(chosen), rec["id"]))
+        cur.execute(
+            "UPDATE recalls SET candidates=?, chosen=? WHERE id=?",
+            (json.dumps(cands), json.dumps(chosen), rec["id"]),
+        )
     for row in cur.execute("SELECT id, reason FROM links WHERE namespace=?", (ns,)).fetchall():
         if quotes(row["reason"], needles):
             cur.execute("UPDATE links SET reason='(erased)' WHERE id=?", (row["id"],))
-    for row in cur.execute("SELECT id, memory_id, type, detail, created_at FROM events WHERE namespace=?", (ns,)).fetchall():
+    for row in cur.execute(
+        "SELECT id, memory_id, type, detail, created_at FROM events WHERE namespace=?", (ns,)
+    ).fetchall():
         try:  # JSON: matched on its strings, not on their escapes ("Zo\\u00eb")
             detail = json.loads(row["detail"] or "null")
         except ValueError:
             detail = row["detail"]
         if quotes_value(detail, needles):
-            tombstones.remember(cur, [tombstones.event_key(ns, row["memory_id"], row["type"], row["detail"],
-                                                           row["created_at"])])
+            tombstones.remember(
+                cur,
+                [tombstones.event_key(ns, row["memory_id"], row["type"], row["detail"], row["created_at"])],
+            )
             cur.execute("UPDATE events SET detail='{}' WHERE id=?", (row["id"],))
     return {"recalls": erased_recalls, "restored": len(restored), "items": erased_items}
 
@@ -277,15 +594,22 @@ def _remember_erased(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str]) -
     keys = [tombstones.id_key(m) for m in mem_ids]
     for start in range(0, len(obs_ids), 400):
         chunk = obs_ids[start : start + 400]
-        for row in cur.execute(f"SELECT id, ref, time FROM observations WHERE namespace=? AND id IN "
-                               f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchall():
+        for row in cur.execute(
+            f"SELECT id, ref, time FROM observations WHERE namespace=? AND id IN "
+            f"({','.join('?' * len(chunk))})",
+            (ns, *chunk),
+        ).fetchall():
             keys += tombstones.observation_keys(ns, row)
     for start in range(0, len(mem_ids), 400):
         chunk = mem_ids[start : start + 400]
         marks = ",".join("?" * len(chunk))
-        keys += [tombstones.id_key(r["id"]) for r in cur.execute(
-            f"SELECT id FROM links WHERE namespace=? AND (src_id IN ({marks}) OR dst_id IN ({marks}))",
-            (ns, *chunk, *chunk)).fetchall()]
+        keys += [
+            tombstones.id_key(r["id"])
+            for r in cur.execute(
+                f"SELECT id FROM links WHERE namespace=? AND (src_id IN ({marks}) OR dst_id IN ({marks}))",
+                (ns, *chunk, *chunk),
+            ).fetchall()
+        ]
     tombstones.remember(cur, keys)
 
 
@@ -298,24 +622,38 @@ def _erase_items(cur: Tx, ns: str, obs_ids: set[str], needles: Sequence[str]) ->
     ordered = sorted(obs_ids)
     for start in range(0, len(ordered), 400):
         chunk = ordered[start : start + 400]
-        refs |= {r["ref"] for r in cur.execute(f"SELECT ref FROM observations WHERE namespace=? AND id IN "
-                                               f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchall() if r["ref"]}
+        refs |= {
+            r["ref"]
+            for r in cur.execute(
+                f"SELECT ref FROM observations WHERE namespace=? AND id IN ({','.join('?' * len(chunk))})",
+                (ns, *chunk),
+            ).fetchall()
+            if r["ref"]
+        }
     doomed = []
-    for row in cur.execute("SELECT path, key, value, observation_id, created_at FROM items WHERE namespace=?",
-                           (ns,)).fetchall():
+    for row in cur.execute(
+        "SELECT path, key, value, observation_id, created_at FROM items WHERE namespace=?", (ns,)
+    ).fetchall():
         try:
             strings = list(value_strings(json.loads(row["value"])))
         except ValueError:
             strings = [row["value"]]
-        if row["observation_id"] in obs_ids or path_ref(row["path"], row["key"]) in refs \
-                or any(quotes(text, needles) for text in [row["key"], *strings]):
+        if (
+            row["observation_id"] in obs_ids
+            or path_ref(row["path"], row["key"]) in refs
+            or any(quotes(text, needles) for text in [row["key"], *strings])
+        ):
             doomed.append((row["path"], row["key"]))
-            tombstones.remember(cur, [tombstones.item_key(ns, path_ref(row["path"], row["key"]), row["created_at"])])
+            tombstones.remember(
+                cur, [tombstones.item_key(ns, path_ref(row["path"], row["key"]), row["created_at"])]
+            )
     cur.executemany("DELETE FROM items WHERE path=? AND key=?", doomed)
     return len(doomed)
 
 
-def chain_bridges(ended_by: dict[str, list[str]], replaced_by: dict[str, str], erased: set[str]) -> dict[str, str]:
+def chain_bridges(
+    ended_by: dict[str, list[str]], replaced_by: dict[str, str], erased: set[str]
+) -> dict[str, str]:
     """Surviving memories that an erased memory had superseded while a newer version survives above it:
     ``{older id: newest surviving successor}``. Erasing the middle of Lisbon -> Porto -> Berlin must leave Lisbon
     superseded, now by Berlin, not make it current beside Berlin (breaker run, issue 14). Pure.
@@ -347,11 +685,16 @@ def _restore_heads(cur: Tx, ns: str, ids: list[str]) -> list[str]:
     something else still ends stays as it is."""
     restored = []
     for memory_id in ids:
-        if cur.execute("SELECT 1 FROM links WHERE namespace=? AND dst_id=? AND type IN ('supersedes','retracts') LIMIT 1",
-                       (ns, memory_id)).fetchone():
+        if cur.execute(
+            "SELECT 1 FROM links WHERE namespace=? AND dst_id=? AND type IN ('supersedes','retracts') LIMIT 1",
+            (ns, memory_id),
+        ).fetchone():
             continue
-        changed = cur.execute("UPDATE memories SET status='current', valid_to=NULL, updated_at=?, indexed=0 WHERE "
-                              "namespace=? AND id=? AND status IN ('superseded','retracted')", (now_iso(), ns, memory_id))
+        changed = cur.execute(
+            "UPDATE memories SET status='current', valid_to=NULL, updated_at=?, indexed=0 WHERE "
+            "namespace=? AND id=? AND status IN ('superseded','retracted')",
+            (now_iso(), ns, memory_id),
+        )
         if changed.rowcount:
             cur.add_event(ns, memory_id, "status:current", reason="what replaced it was erased")
             restored.append(memory_id)

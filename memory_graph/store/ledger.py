@@ -263,6 +263,10 @@ class Ledger:
                         (thread_id, user_id, now_iso()))
             return str(cur.execute("SELECT owner FROM thread_owners WHERE thread_id=?", (thread_id,)).fetchone()[0])
 
+    def thread_owners(self) -> dict[str, str]:
+        """``{thread_id: owner}`` of every graph thread claimed (``claim_thread``): who a hard delete may scrub."""
+        return {str(r["thread_id"]): str(r["owner"]) for r in self.query("SELECT thread_id, owner FROM thread_owners")}
+
     def index_generation(self) -> int:
         """How many sessions have written to the vector index (any process); see ``Store.session``."""
         rows = self.query("SELECT value FROM meta WHERE key='index_generation'")

@@ -426,6 +426,10 @@ class Tx:
             raise ValueError(f"no store-wide ids for {kind!r}")
         return self._ids_used(PORTABLE[kind][0], ids, "namespace != ? AND ", (ns,))
 
+    def observation_ids_in(self, ns: str, ids: Sequence[str]) -> list[str]:
+        """The ``ids`` that observations of namespace ``ns`` use."""
+        return self._ids_used("observations", ids, "namespace = ? AND ", (ns,))
+
     def ids_of_records(self, ids: Sequence[str], table: str) -> list[str]:
         """The ``ids`` that rows of ``table`` (``memories`` | ``observations``) use, in any namespace: a memory and a
         message never share an id (they share a namespace's ``live`` index part, see ``short_id``)."""
@@ -519,10 +523,12 @@ class Tx:
 
     # ---- hard delete jobs -----------------------------------------------------------------------------------
 
-    def add_erase_job(self, ns: str, needles: Sequence[str], refs: Sequence[str]) -> None:
-        """Queue a hard delete's remaining steps (chat threads to scrub); see ``Store.finish_erasures``."""
+    def add_erase_job(self, ns: str, needles: Sequence[str], refs: Sequence[str], same: Sequence[str] = ()) -> None:
+        """Queue a hard delete's remaining steps (chat threads to scrub); see ``Store.finish_erasures``. The
+        ``needles`` column holds ``{"needles": [...], "same": [...]}`` (a plain list: a job of an older version)."""
         self._cur.execute("INSERT INTO erase_jobs(namespace, needles, refs, created_at) VALUES (?,?,?,?)",
-                          (ns, json.dumps(list(needles)), json.dumps(sorted(refs)), now_iso()))
+                          (ns, json.dumps({"needles": list(needles), "same": list(same)}), json.dumps(sorted(refs)),
+                           now_iso()))
 
     def drop_erase_job(self, job_id: int) -> None:
         self._cur.execute("DELETE FROM erase_jobs WHERE id=?", (job_id,))

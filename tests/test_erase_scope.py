@@ -1,0 +1,415 @@
+"""What a hard delete takes with it (fourth breaker run of issue 21): by identity, the erased memory, its messages
+and every record that carries them (recall records, chat turns, items); by quotation, the other texts that quote an
+identifier of it (an e-mail address, a phone number, an IBAN, an SSN, a code with or without separators, in any
+script), a long whole text of it or a name its slot holds; never a fact that merely shares a word, never through a
+text that was erased because it quoted, never another user's thread."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakes import StemBagEmbedder
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from memory_graph import Memory, MemoryStore
+from memory_graph.config import Context
+from memory_graph.store import erase
+from memory_graph.store.ledger import Ledger
+from memory_graph.threads import THREADS_FILE, thread_key
+from memory_graph.transfer import export_lines
+
+
+@pytest.fixture()
+def mem(tmp_path: Path) -> Iterator[Memory]:
+    with Memory(tmp_path / "s", user_id="dana") as memory:
+        memory.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        yield memory
+
+
+def _observe(mem: Memory, turns: list[str]) -> dict[str, str]:
+    """Observe ``turns`` (a day apart); ``{text: observation ref}``, the ref being the turn's index."""
+    for i, text in enumerate(turns):
+        mem.observe(text, speaker="user", time=f"2024-05-{i + 1:02d}T09:00:00", ref=f"t{i}")
+    return {text: f"t{i}" for i, text in enumerate(turns)}
+
+
+def _memory_of(mem: Memory, ref: str) -> str:
+    rows = mem.store.ledger.query(
+        "SELECT memory_id FROM provenance WHERE namespace=? AND ref=?", (mem.context.user_id, ref)
+    )
+    assert rows, f"no memory was formed from {ref}"
+    return str(rows[0]["memory_id"])
+
+
+def _texts(mem: Memory) -> set[str]:
+    return {
+        r["text"]
+        for r in mem.store.ledger.query(
+            "SELECT text FROM observations WHERE namespace=?", (mem.context.user_id,)
+        )
+    }
+
+
+def _chat(mem: Memory, thread: str, lines: list[str]) -> None:
+    from agent.graph import build_agent_graph
+
+    conn = sqlite3.connect(str(mem.store.path / THREADS_FILE), check_same_thread=False)
+    try:
+        graph = build_agent_graph(checkpointer=SqliteSaver(conn))
+        config = {"configurable": {"thread_id": thread_key(mem.context.user_id, thread)}}
+        for line in lines:
+            graph.invoke({"messages": [HumanMessage(line)]}, config=config, context=mem.context)
+    finally:
+        conn.close()
+
+
+# ---- C1: records that carry an erased message go by identity --------------------------------------------------
+
+
+def test_a_chat_turns_recall_record_goes_with_the_erased_message(tmp_path: Path) -> None:
+    """C1: each chat turn stores a recall record whose query is the user's message; a short message without an
+    identifier gave no needle, so after the hard delete ``export`` still held the message word for word."""
+    store = tmp_path / "s"
+    said = "My sister is called Ana."
+    with Memory(store, user_id="dana") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        _chat(mem, "default", [said, "Who is my sister?"])
+        queries = [
+            r["query"] for r in mem.store.ledger.query("SELECT query FROM recalls WHERE namespace='dana'")
+        ]
+        assert said in queries  # the test can fail: the turn's recall record carries the message
+        target = next(r["id"] for r in mem.inspect()["recent"] if "Ana" in r["text"])
+        result = mem.forget(target, hard=True)
+        assert result["recalls"] >= 1
+        exported = "".join(export_lines(mem.store, "dana"))
+    assert "sister is called" not in exported
+    assert "Who is my sister?" in exported  # a turn that does not carry the erased message stays
+    assert b"sister is called" not in (store / "ledger.sqlite3").read_bytes()
+
+
+# ---- C2: identifiers are needles ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("erased", "quoting"),
+    [
+        ("My email is dana.k@example.com.", "Send the invoice to DANA.K@example.com tomorrow."),
+        ("My phone number is +49 170 5550123.", "If the courier is late, ring +491705550123 please."),
+        ("My IBAN is DE89 3704 0044 0532 0130 00.", "Refund goes to DE89370400440532013000 as usual."),
+        ("My SSN is 078-05-1120.", "For the tax form use 078 05 1120 like before."),
+        ("My garage code is 7734 QK.", "Reminder for the plumber: garage code 7734-QK."),
+        ("My garage code is 7734QK.", "Reminder for the plumber: garage code 7734 QK."),
+        ("My locker code is ŁĘK4471.", "Locker łęk-4471 is next to the sauna."),
+    ],
+)
+def test_a_quote_of_an_identifier_is_erased_with_it(mem: Memory, erased: str, quoting: str) -> None:
+    """C2: e-mail addresses, phone numbers, IBANs, SSNs, codes written in groups and codes with non-ASCII letters were
+    never needles, so another message quoting them survived; separators are optional both ways."""
+    refs = _observe(mem, ["I live in Porto.", erased, quoting])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == {"I live in Porto."}
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("write to dana.k@example.com.", ["dana.k@example.com"]),
+        ("call +49 170 5550123 now", ["491705550123"]),
+        ("IBAN DE89 3704 0044 0532 0130 00.", ["DE89370400440532013000", "370400440532013000"]),
+        ("SSN 078-05-1120", ["078051120"]),
+        ("the code is 7734 QK OK", ["7734QK"]),
+        ("Kod: ŻÓŁW4471", ["ŻÓŁW4471"]),
+        ("postcode SW1A 1AA", ["SW1A1AA"]),
+        (
+            "meet 10 AM or 11 AM, 2019 2020, on 2025-06-10 or 12.03.2024, pay 1,200,000 or 1.200.000 or 3.14159265",
+            [],
+        ),
+        ("I had COVID 19 and bought an iPhone 15 PRO for 1200 EUR in FY2024", []),
+    ],
+)
+def test_identifiers_are_found_and_amounts_dates_and_times_are_not(text: str, found: list[str]) -> None:
+    assert sorted(erase.identifiers(text)) == sorted(found)
+
+
+# ---- C3: nothing the quote test finds is missed by a prefilter ----------------------------------------------------
+
+_SEPARATORS = st.sampled_from(["", " ", "-", ".", "/", "_", " - "])
+
+
+@st.composite
+def _needle_and_quote(draw: st.DrawFn) -> tuple[str, str]:
+    """A needle and a text that quotes it with other separators and case (what :func:`erase.quotes` accepts)."""
+    needle = draw(
+        st.one_of(
+            st.from_regex(r"[A-Za-zŁĘÓŻ]{1,3}[0-9]{2,5}[A-Z]{0,2}", fullmatch=True),
+            st.from_regex(r"[0-9]{3}-[0-9]{2}-[0-9]{4}", fullmatch=True),
+            st.text(min_size=1, max_size=12),
+        )
+    )
+    parts = [c for c in needle if c.isalnum()] or [needle]
+    quoted = "".join(c + draw(_SEPARATORS) for c in parts[:-1]) + parts[-1]
+    if (
+        draw(st.booleans()) and quoted.upper().casefold() == quoted.casefold()
+    ):  # "ı".upper() is "I": another letter
+        quoted = quoted.upper()
+    return needle, draw(st.sampled_from(["", "see ", "x: "])) + quoted + draw(
+        st.sampled_from(["", ".", " ok", "!"])
+    )
+
+
+_LEDGER: list[Ledger] = []
+
+
+def _ledger() -> Ledger:
+    if not _LEDGER:
+        _LEDGER.append(Ledger(Path(tempfile.mkdtemp()) / "ledger.sqlite3"))
+    return _LEDGER[0]
+
+
+def _selects(needle: str, text: str) -> bool:
+    """Whether the hard delete's row search (``erase._quoting``) selects a row holding ``text``."""
+    led = _ledger()
+    with led.tx() as cur:
+        cur.execute("DELETE FROM observations")
+        cur.execute(
+            "INSERT INTO observations(id, namespace, text, speaker, source, time, created_at) VALUES "
+            "('o1', 'u', ?, 'user', 'user', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z')",
+            (text,),
+        )
+    return erase._quoting(led, "u", "observations", "text", [needle]) == {"o1"}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_needle_and_quote(), st.tuples(st.text(min_size=1, max_size=10), st.text(max_size=30))))
+@example(("7734QK", "garage code 7734 QK"))
+@example(("7734-QK", "garage 7734QK."))
+@example(("dana.k@example.com", "mail DANA.K@EXAMPLE.COM"))
+@example(("ŁĘK4471", "łęk4471"))
+@example(("K4471", "\u212a4471"))  # the Kelvin sign lower-cases to "k" in Python, not in SQL
+def test_the_row_search_selects_every_row_the_quote_test_accepts(pair: tuple[str, str]) -> None:
+    """C3: the SQL prefilter looked for a part of the needle (``7734QK`` for ``7734 QK``, lower-cased by SQL for
+    ASCII only), so rows the Python quote test accepts were never read. Whatever the needle and the text: if
+    ``quotes(text, [needle])``, the row search selects the row."""
+    needle, text = pair
+    if erase.quotes(text, [needle]):
+        assert _selects(needle, text), (needle, text)
+
+
+@given(_needle_and_quote())
+@settings(max_examples=100, deadline=None)
+def test_a_word_needle_is_found_whatever_its_separators_and_case(pair: tuple[str, str]) -> None:
+    needle, text = pair
+    if erase._is_word(needle) and any(c.isalnum() for c in needle):
+        assert erase.quotes(text, [needle]), (needle, text)
+
+
+# ---- C4, C5: no rare word of a sentence, no cascade -------------------------------------------------------------
+
+
+def test_erasing_a_note_keeps_the_facts_that_share_a_rare_word(mem: Memory) -> None:
+    """C4: a note's value is its whole sentence and each of its rare words was a needle: erasing the rant about
+    Northwind erased "I work at Northwind as a data engineer.", erasing the milk note erased the husband."""
+    facts = [
+        "I work at Northwind as a data engineer.",
+        "My husband is Mateusz.",
+        "Mateusz is allergic to peanuts.",
+        "My surname is Kowalczyk.",
+    ]
+    notes = [
+        "Ugh, the coffee machine at Northwind broke again.",
+        "Mateusz forgot to buy milk today, classic.",
+        "The plumber is called Jan Kowalczyk, no relation.",
+    ]
+    refs = _observe(mem, facts + notes)
+    for note in notes:
+        mem.forget(_memory_of(mem, refs[note]), hard=True)
+    assert _texts(mem) == set(facts)
+
+
+def test_forgetting_a_name_in_a_slot_erases_the_messages_that_name_it(mem: Memory) -> None:
+    """What a forget still takes (the design): a short slot value's rare word, a name ("Zorblax"), marks a quote."""
+    refs = _observe(
+        mem, ["My cat is called Zorblax.", "Zorblax has a vet visit on Friday.", "I live in Porto."]
+    )
+    mem.forget(_memory_of(mem, refs["My cat is called Zorblax."]), hard=True)
+    assert _texts(mem) == {"I live in Porto."}
+
+
+def test_a_hard_delete_does_not_cascade_through_the_texts_it_erased_for_quoting(mem: Memory) -> None:
+    """C5: round 2 took rare words from the message that quoted the code, round 3 from those: erasing the locker
+    code erased a message about a trainer and another about Grafana, neither naming the code."""
+    kept = [
+        "Przemek is the best personal trainer; he also set up our Grafana dashboards at work.",
+        "The Grafana alert for disk usage fires every night at 3am.",
+        "I live in Porto.",
+    ]
+    refs = _observe(
+        mem,
+        [
+            "My locker code is QX4471.",
+            "Locker QX4471 is next to the sauna, my trainer Przemek put a towel there.",
+            *kept,
+        ],
+    )
+    mem.forget(_memory_of(mem, refs["My locker code is QX4471."]), hard=True)
+    assert _texts(mem) == set(kept)
+
+
+# ---- C6: MemoryStore.delete deletes that item ------------------------------------------------------------------
+
+
+def test_deleting_an_item_deletes_that_item_only(tmp_path: Path) -> None:
+    """C6: deleting "User works at Northwind." deleted the manager item and the profile card of the same user (a
+    rare word of the value); LangGraph memory managers delete items routinely."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        ns = ("alice", "memories")
+        store.put(ns, "employer", {"content": "User works at Northwind."})
+        store.put(ns, "manager", {"content": "User's manager at Northwind is Ingeborg."})
+        store.put(ns, "commute", {"content": "User cycles to the Northwind office."})
+        store.put(("alice", "profile"), "card", {"name": "Alice", "company": "Northwind", "role": "analyst"})
+        store.put(("bob", "memories"), "employer", {"content": "User works at Northwind."})
+        store.delete(ns, "employer")
+        assert store.get(ns, "employer") is None
+        for namespace, key in [
+            (ns, "manager"),
+            (ns, "commute"),
+            (("alice", "profile"), "card"),
+            (("bob", "memories"), "employer"),
+        ]:
+            assert store.get(namespace, key) is not None, (namespace, key)
+    finally:
+        store.close()
+
+
+def test_deleting_one_of_two_items_that_say_the_same_keeps_the_other_and_its_memory(tmp_path: Path) -> None:
+    """C6: the erase closure went from the item's message to the memory it formed and on to every other message
+    that memory was formed from, so deleting one copy of a fact deleted the other item too."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        ns = ("alice", "memories")
+        store.put(ns, "a", {"content": "I live in Porto."})
+        store.put(("alice", "backup"), "b", {"content": "I live in Porto."})
+        store.delete(ns, "a")
+        assert store.get(ns, "a") is None
+        assert store.get(("alice", "backup"), "b") is not None
+        hits = store.search(("alice",), query="Where do I live?")
+        assert any("Porto" in h.value["content"] for h in hits)
+    finally:
+        store.close()
+
+
+# ---- C7: another user's thread is never touched -------------------------------------------------------------------
+
+
+def test_a_hard_delete_never_rewrites_another_users_thread(tmp_path: Path) -> None:
+    """C7: a thread whose id was not made by ``thread_key`` (an app's own ``SqliteSaver`` on the store's threads
+    file) counted as "no known owner" and was scrubbed by alice's hard delete, though the ledger's
+    ``thread_owners`` recorded bob; a thread nobody claimed is left alone too, and counted."""
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from agent.graph import build_agent_graph
+
+    store = tmp_path / "s"
+    common = "Please call me back tomorrow morning before ten o'clock, thanks a lot."
+    MemoryStore(store).close()
+    conn = sqlite3.connect(str(store / THREADS_FILE), check_same_thread=False)
+    try:
+        graph = build_agent_graph(checkpointer=SqliteSaver(conn))
+        bobs = {"configurable": {"thread_id": "support-42"}}
+        graph.invoke(
+            {"messages": [HumanMessage(common)]}, bobs, context=Context(user_id="bob", store_path=str(store))
+        )
+        plain = StateGraph(MessagesState)  # an app's own graph: no owner is recorded for its thread
+        plain.add_node("echo", lambda state: {"messages": []})
+        plain.add_edge(START, "echo")
+        raw = {"configurable": {"thread_id": "app-7"}}
+        plain.compile(checkpointer=SqliteSaver(conn)).invoke({"messages": [HumanMessage(common)]}, raw)
+    finally:
+        conn.close()
+    with Memory(store, user_id="alice") as alice:
+        alice.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        alice.observe(common, speaker="user", ref="a1")
+        _chat(alice, "default", [common])
+        result = alice.forget(_memory_of(alice, "a1"), hard=True)
+    assert result["threads"] == 1 and result["threads_unknown_owner"] == 1
+    conn = sqlite3.connect(str(store / THREADS_FILE), check_same_thread=False)
+    try:
+        saver = SqliteSaver(conn)
+        for config in (bobs, raw):
+            latest = saver.get_tuple(config)
+            assert latest is not None
+            assert [m.content for m in latest.checkpoint["channel_values"]["messages"]][0] == common, config
+        assert len(list(saver.list(bobs))) > 1  # its history too
+        alices = saver.get_tuple({"configurable": {"thread_id": thread_key("alice", "default")}})
+        assert alices is not None and all(
+            m.content != common for m in alices.checkpoint["channel_values"]["messages"]
+        )
+    finally:
+        conn.close()
+
+
+# ---- L1, L2: import ---------------------------------------------------------------------------------------------------
+
+
+def _export(tmp_path: Path) -> list[dict[str, object]]:
+    with Memory(tmp_path / "src", user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        store = MemoryStore(mem.store)
+        store.put(("alice", "notes"), "k", {"content": "I live in Porto."})
+        return [json.loads(line) for line in export_lines(mem.store, "alice")]
+
+
+def _import(tmp_path: Path, name: str, text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    from memory_graph.cli import app
+
+    monkeypatch.setattr("memory_graph.store.get_embedder", lambda model="": StemBagEmbedder())
+    file = tmp_path / f"{name}.jsonl"
+    file.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["import", str(file), "--store", str(tmp_path / name)])
+    return result.exit_code, result.stderr
+
+
+def test_import_of_json_nested_too_deeply_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """L1: ``"detail": [[[...100000...]]]`` was a RecursionError message with exit 1."""
+    from cli_checks import one_error_line
+
+    records = _export(tmp_path)
+    event = (
+        '{"type":"event","memory_id":null,"event":"x","detail":'
+        + "[" * 100000
+        + "]" * 100000
+        + ',"created_at":"2024-01-01T00:00:00Z"}'
+    )
+    code, stderr = _import(tmp_path, "deep", json.dumps(records[0]) + "\n" + event + "\n", monkeypatch)
+    assert code == 2, stderr
+    one_error_line(stderr, "deep.jsonl:2", "nested")
+
+
+def test_import_refuses_an_item_whose_message_is_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """L2: an item whose ``observation_id`` is in neither the file nor the store was imported."""
+    from cli_checks import one_error_line
+
+    records = _export(tmp_path)
+    lines = [r if r.get("type") != "item" else {**r, "observation_id": "nosuchid"} for r in records]
+    code, stderr = _import(tmp_path, "orphan", "".join(json.dumps(r) + "\n" for r in lines), monkeypatch)
+    assert code == 2, stderr
+    one_error_line(stderr, "nosuchid")
+    with Memory(tmp_path / "orphan", user_id="alice") as mem:
+        assert mem.store.ledger.query("SELECT COUNT(*) AS n FROM observations")[0]["n"] == 0
