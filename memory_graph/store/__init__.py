@@ -117,12 +117,12 @@ def observation_metadata(row: Any, fields: set[str] | None = None) -> dict[str, 
 
 @dataclass(frozen=True)
 class _Kind:
-    """How a search reads one kind of record (memories, observations): the parts a request reads, the ledger's
-    filter rows of some ids, a row's filter fields, the ids an index range finds for a filter (None: it cannot),
+    """How a search reads one kind of record (memories, observations): the parts a request reads, the kind's name
+    in ``Ledger.filter_rows``, a row's filter fields, the ids an index range finds for a filter (None: it cannot),
     and every filter row of the namespace (an exact search)."""
 
     parts_of: Callable[[IndexQuery], tuple[str, ...]]
-    rows_of: Callable[[list[str]], dict[str, Any]]
+    table: str
     metadata: Callable[[Any, set[str]], dict[str, Any]]
     matching: Callable[[dict[str, Any] | None, int], list[str] | None]
     every_row: Callable[[], dict[str, Any]]
@@ -502,10 +502,10 @@ class Store:
         ``vectors``: when given, the stored embedding of every record the search read (fetched or scored) is added
         to it, ``{id: (dim,) float32}``, at no extra Chroma call (see :meth:`memory_vectors`)."""
         kinds = {
-            "memories": _Kind(lambda r: memory_parts(r.where), lambda ids: self.ledger.memory_filters(namespace, ids),
+            "memories": _Kind(lambda r: memory_parts(r.where), "memories",
                               memory_metadata, lambda where, limit: self.ledger.memory_ids_matching(namespace, where, limit),
                               lambda: self.ledger.memory_filters(namespace)),
-            "observations": _Kind(lambda r: (OBSERVATIONS, LIVE), lambda ids: self.ledger.observation_filters(namespace, ids),
+            "observations": _Kind(lambda r: (OBSERVATIONS, LIVE), "observations",
                                   observation_metadata, lambda where, limit: None,
                                   lambda: self.ledger.observation_filters(namespace)),
         }
@@ -526,11 +526,13 @@ class Store:
             near = {part: index.nearest(namespace, part, vector, fetch, vectors)
                     for part in dict.fromkeys(p for r, kind in requests for p in kind.parts_of(r))}
             fetched = list(dict.fromkeys(i for hits in near.values() for i, _ in hits))
-            metas: dict[int, dict[str, dict[str, Any]]] = {}  # per kind (by id of its object): this namespace's rows
+            tables = list(dict.fromkeys(kind.table for _, kind in requests))
+            read = self.ledger.filter_rows(namespace, fetched, tables)  # this namespace's rows, one read for all kinds
+            metas: dict[int, dict[str, dict[str, Any]]] = {}  # per kind (by id of its object): their filter fields
             for _, kind in requests:
                 if id(kind) not in metas:
                     metas[id(kind)] = {}
-                    for i, row in kind.rows_of(fetched).items():
+                    for i, row in read[kind.table].items():
                         with contextlib.suppress(ValueError, OverflowError):  # an unreadable date is never indexed
                             metas[id(kind)][i] = kind.metadata(row, fields)
             short: list[int] = []

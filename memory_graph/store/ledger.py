@@ -412,6 +412,30 @@ class Ledger:
         rows = self.query_in(columns + " AND id IN ({marks})", namespace, ids)
         return {row["id"]: row for row in rows}
 
+    def filter_rows(self, namespace: str, ids: Sequence[str],
+                    tables: Sequence[str] = ("memories", "observations")) -> dict[str, dict[str, Row]]:
+        """The index-filter columns of the records ``ids`` of ``namespace`` in each of ``tables`` (``memories``:
+        as ``memory_filters``; ``observations``: as ``observation_filters``) -> ``{table: {id: row}}``, in one
+        statement (a search reads the rows of every record it fetched, whatever its kind; one statement per
+        ``MAX_PARAMS`` parameters)."""
+        selects = {
+            "memories": "SELECT 'memories' AS tbl, id, namespace, status, retention, kind, scope, valid_from, valid_to, "
+                        "NULL AS time FROM memories WHERE namespace=? AND id IN ({marks})",
+            "observations": "SELECT 'observations' AS tbl, id, namespace, NULL AS status, NULL AS retention, NULL AS kind, "
+                            "NULL AS scope, NULL AS valid_from, NULL AS valid_to, time FROM observations "
+                            "WHERE namespace=? AND id IN ({marks})",
+        }
+        out: dict[str, dict[str, Row]] = {t: {} for t in tables}
+        unique = list(dict.fromkeys(ids))
+        size = max(1, MAX_PARAMS // max(1, len(tables)) - 1)
+        for start in range(0, len(unique), size):
+            chunk = unique[start : start + size]
+            marks = ",".join("?" * len(chunk))
+            sql = " UNION ALL ".join(selects[t].format(marks=marks) for t in tables)
+            for r in self.query(sql, [v for _ in tables for v in (namespace, *chunk)]):
+                out[r["tbl"]][r["id"]] = r
+        return out
+
     def memory_ids_matching(self, namespace: str, where: dict[str, Any] | None, limit: int) -> list[str] | None:
         """Ids of at most ``limit`` memories of ``namespace`` matching the index filter ``where``, read from the
         ledger, or None when ``where`` uses more than ``status`` and ``scope`` equalities and ``$in`` lists (the
@@ -647,6 +671,30 @@ class Ledger:
         rows = self.query("SELECT memory_id, tf, dl FROM memory_terms WHERE namespace=? AND term=? LIMIT ?",
                           (namespace, term, int(limit)))
         return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
+    def lexical_postings(self, namespace: str, terms: Sequence[str],
+                         limit: int) -> tuple[int, int, dict[str, list[tuple[str, int, int]]]]:
+        """What a lexical search reads, in one statement: ``(memories indexed, their total length in terms,
+        {term: [(memory_id, tf, dl)]})`` of ``namespace``, the postings of each of ``terms`` held by at most
+        ``limit`` memories (a term held by more is absent: whether it is costs a count in the index that stops at
+        ``limit + 1`` entries, no rows read), terms in the order given. Each term is one index range."""
+        terms = list(dict.fromkeys(terms))
+        branch = ("SELECT {k} AS k, memory_id, tf, dl FROM memory_terms WHERE namespace=? AND term=? AND "
+                  "(SELECT COUNT(*) FROM (SELECT 1 FROM memory_terms WHERE namespace=? AND term=? LIMIT ?) AS held) <= ?")
+        sql = " UNION ALL ".join(
+            ["SELECT -1 AS k, NULL AS memory_id, docs AS tf, length AS dl FROM lexical_stats WHERE namespace=?"]
+            + [branch.format(k=k) for k in range(len(terms))])
+        params: list[Any] = [namespace]
+        for term in terms:
+            params += [namespace, term, namespace, term, int(limit) + 1, int(limit)]
+        docs = length = 0
+        postings: dict[str, list[tuple[str, int, int]]] = {}
+        for r in self.query(sql, params):
+            if r["k"] < 0:
+                docs, length = int(r["tf"]), int(r["dl"])
+            else:
+                postings.setdefault(terms[r["k"]], []).append((str(r["memory_id"]), int(r["tf"]), int(r["dl"])))
+        return docs, length, {t: postings[t] for t in terms if t in postings}
 
     def term_frequency(self, namespace: str, term: str, limit: int) -> int:
         """How many memories of ``namespace`` hold ``term``, counted up to ``limit`` (a count in the index, no
