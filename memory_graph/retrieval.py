@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import html
 import numbers
@@ -686,15 +687,15 @@ def _repeats(items: list[RecallItem], values: list[float], formed: dict[str, lis
 
 def _features(items: list[RecallItem], rows: dict[str, Any], stats: dict[str, Any], task: str | None) -> list[list[float]]:
     """``usefulness.FEATURES`` of every candidate (memories and raw messages), kept in the recall record."""
-    sims = sorted((it.similarity for it in items), reverse=True)
-    best = sims[0] if sims else 0.0
+    sims = sorted(it.similarity for it in items)  # ascending: the candidates more similar than one are a suffix
+    best = sims[-1] if sims else 0.0
     times = [to_epoch(it.valid_from, 0) for it in items]
     newest = max(times, default=0.0)
     out = []
     for it, t in zip(items, times, strict=True):
         row = rows.get(it.id) if it.kind != "observation" else None
         out.append(features(
-            it.similarity, best, sum(s > it.similarity for s in sims), (newest - t) / 86400,
+            it.similarity, best, len(sims) - bisect.bisect_right(sims, it.similarity), (newest - t) / 86400,
             row["confidence"] if row is not None else OBSERVATION_CONFIDENCE, it.tokens, stats.get(it.id), task,
             it.status in ("superseded", "retracted"), it.status == "contested",
         ))

@@ -153,7 +153,6 @@ MEMORY_COLUMNS = (
     "id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, valid_to, status, "
     "retention, confidence, polarity, multi, frame, tokens, created_at, updated_at"
 )
-_MEMORY_KEYS = tuple(c.strip() for c in MEMORY_COLUMNS.split(","))
 
 
 MAX_CHAIN_STEPS = 50
@@ -180,7 +179,7 @@ class Candidates:
     """What recall reads of its candidate memories (``Ledger.recall_candidates``, ``Ledger.newest_of_keys``).
 
     Attributes:
-        rows: ``{id: row}`` (``MEMORY_COLUMNS``) of the memories found in the namespace.
+        rows: ``{id: row}`` of the memories found in the namespace: ``MEMORY_COLUMNS`` (and the read's own columns).
         stats: ``{id: {task_class: {shown, credited, blamed, unrewarded}}}``, as ``Ledger.stats`` (task class ''
             = overall); a memory without statistics is absent.
         superseded_by: ``{id: id of the memory that superseded or retracted it}`` (or ``records.FORGET_REQUEST``),
@@ -209,8 +208,7 @@ class Candidates:
         for r in rows:
             mid = r["id"]
             order[mid] = None
-            if mid not in self.rows:
-                self.rows[mid] = Row((k, r[k]) for k in _MEMORY_KEYS)
+            self.rows.setdefault(mid, r)  # read as it came (the memory's columns, then the extra ones)
             if r["superseded_by"] is not None:
                 self.superseded_by[mid] = r["superseded_by"]
             if r["stats_task"] is not None:
