@@ -43,15 +43,17 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 PATTERNS = {
-    "o200k_base": "|".join([
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]),
+    "o200k_base": "|".join(
+        [
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
     "cl100k_base": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
 }
 """Each vocabulary's pre-tokenization pattern (tiktoken's; bpe-openai's ``registry.py`` ships the same)."""
@@ -122,7 +124,10 @@ class Table:
         """The table a cache file holds, or None when it is not one for ``source`` (another format, a changed
         vocabulary file, a truncated write)."""
         start = len(FORMAT) + 16 + 12
-        if raw[: len(FORMAT)] != FORMAT or raw[len(FORMAT) : len(FORMAT) + 16] != hashlib.sha256(source.encode()).digest()[:16]:
+        if (
+            raw[: len(FORMAT)] != FORMAT
+            or raw[len(FORMAT) : len(FORMAT) + 16] != hashlib.sha256(source.encode()).digest()[:16]
+        ):
             return None
         n_offsets, n_slots, n_blob = struct.unpack("<III", raw[start - 12 : start])
         if len(raw) != start + 4 * (n_offsets + n_slots) + n_blob:

@@ -65,9 +65,16 @@ def _counter(name: str) -> Any:
 
     try:
         return bpe.compact_counter(name)
-    except (KeyError, ImportError, OSError, ValueError) as exc:  # an unknown name, no vocabulary file or no regex
+    except (
+        KeyError,
+        ImportError,
+        OSError,
+        ValueError,
+    ) as exc:  # an unknown name, no vocabulary file or no regex
         if name in bpe.PATTERNS:
-            log.warning("token counts of %s use bpe-openai's tokenizer (%s: %s)", name, type(exc).__name__, exc)
+            log.warning(
+                "token counts of %s use bpe-openai's tokenizer (%s: %s)", name, type(exc).__name__, exc
+            )
     try:
         bindings = _load_bindings()
     except Exception:  # noqa: BLE001 - any failure of the private path falls back to the public one

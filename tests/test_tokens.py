@@ -89,16 +89,42 @@ def _generated_texts() -> list[str]:
     import random
 
     r = random.Random(22)
-    ranges = [(0x20, 0x7F), (0xA0, 0x250), (0x300, 0x370), (0x370, 0x500), (0x590, 0x700), (0x900, 0x980),
-              (0xE00, 0xE80), (0x1100, 0x1200), (0x2000, 0x2070), (0x3000, 0x3100), (0x4E00, 0x4F00), (0xAC00, 0xAD00),
-              (0x1F300, 0x1F700), (0xFE00, 0xFE10), (0x1D400, 0x1D500), (0x20000, 0x20100)]
+    ranges = [
+        (0x20, 0x7F),
+        (0xA0, 0x250),
+        (0x300, 0x370),
+        (0x370, 0x500),
+        (0x590, 0x700),
+        (0x900, 0x980),
+        (0xE00, 0xE80),
+        (0x1100, 0x1200),
+        (0x2000, 0x2070),
+        (0x3000, 0x3100),
+        (0x4E00, 0x4F00),
+        (0xAC00, 0xAD00),
+        (0x1F300, 0x1F700),
+        (0xFE00, 0xFE10),
+        (0x1D400, 0x1D500),
+        (0x20000, 0x20100),
+    ]
     plain = " \n\r\t'sSdDlLvVeErRmMtT0123456789.,;:!?-_/\\()[]<>\"abcXYZ "
-    out = ["".join(chr(r.randint(*r.choice(ranges))) if r.random() < 0.5 else r.choice(plain)
-                   for _ in range(r.randint(1, 40))) for _ in range(1500)]
-    out += ["".join(r.choice(alphabet) for _ in range(r.randint(60, 1500)))
-            for alphabet in ("ab", "abc", "xyz ", "aaaa", "0123456789", "éa", "th e", "ing") for _ in range(5)]
-    return out + ["[m:fadahajo] 2023-01-01 to 2023-02-01, superseded by m:kokokoko, scope: staging Caroline: "
-                  "I'd say it's the LGBTQ support group — it's great! 🌟", "It'S ThE'LL we'RE I'M"]
+    out = [
+        "".join(
+            chr(r.randint(*r.choice(ranges))) if r.random() < 0.5 else r.choice(plain)
+            for _ in range(r.randint(1, 40))
+        )
+        for _ in range(1500)
+    ]
+    out += [
+        "".join(r.choice(alphabet) for _ in range(r.randint(60, 1500)))
+        for alphabet in ("ab", "abc", "xyz ", "aaaa", "0123456789", "éa", "th e", "ing")
+        for _ in range(5)
+    ]
+    return out + [
+        "[m:fadahajo] 2023-01-01 to 2023-02-01, superseded by m:kokokoko, scope: staging Caroline: "
+        "I'd say it's the LGBTQ support group — it's great! 🌟",
+        "It'S ThE'LL we'RE I'M",
+    ]
 
 
 @pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
@@ -126,7 +152,9 @@ def test_the_heap_merges_as_the_scan() -> None:
         assert bpe._merge_count_heap(piece, rank) == bpe.merge_count(piece, rank), piece
 
 
-def test_the_token_table_is_cached_and_a_bad_cache_rebuilt(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_token_table_is_cached_and_a_bad_cache_rebuilt(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pathlib import Path
 
     from memory_graph import bpe
@@ -149,7 +177,9 @@ def test_counting_loads_no_rust_tokenizer() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from memory_graph.tokens import count_tokens; n = count_tokens('hello world'); "
-            "print(n, 'bpe_openai._bindings' in sys.modules)")
+    code = (
+        "import sys; from memory_graph.tokens import count_tokens; n = count_tokens('hello world'); "
+        "print(n, 'bpe_openai._bindings' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["2", "False"]
