@@ -331,11 +331,9 @@ def recall(
         requests = [IndexQuery(pool_size, _status_filter(as_of_iso, include_history), enough=ctx.max_items)]
         if chains:
             requests.append(IndexQuery(CHAIN_HITS, REPLACED, enough=0))
-        # the raw messages' search too: the namespace's live part is read once for every request; the stored
-        # vectors it reads (``known``) serve the extra candidates and the presentation without another read
-        known: dict[str, np.ndarray] = {}
-        found, (near_messages,) = store.search(vector, ns, requests, [_observation_request(pool_size // 2, as_of_iso)],
-                                               vectors=known)
+        # the raw messages' search too: the namespace's live part is read once for every request
+        found, (near_messages,) = store.search(vector, ns, requests, [_observation_request(pool_size // 2, as_of_iso)])
+        known: dict[str, np.ndarray] = {}  # stored vectors read by id in this recall (extra candidates, presentation)
         hits = found[0]
         lexical = store.search_lexical(ns, query, LEXICAL_FETCH)
         old = found[1] if chains else []
@@ -431,7 +429,7 @@ def recall(
             else:
                 compact = count_tokens(render_context([], as_of_iso), ctx.encoding) > budget
         chosen_idx = sorted(chosen_idx, key=lambda i: -values[i])
-        chosen = answer_order([items[i] for i in chosen_idx], _text_vectors(store, [items[i] for i in chosen_idx], known))
+        chosen = answer_order([items[i] for i in chosen_idx], _text_vectors(store, ns, [items[i] for i in chosen_idx], known))
         prov = store.ledger.provenance(ns, [it.id for it in chosen if it.kind != "observation"])  # chosen only
         for it in chosen:
             if it.kind != "observation":
@@ -608,13 +606,15 @@ def _chain_heads(
             for m, sim in heads.items() if m not in seen]
 
 
-def _text_vectors(store: Store, items: list[RecallItem], known: dict[str, np.ndarray]) -> np.ndarray:
+def _text_vectors(store: Store, ns: str, items: list[RecallItem], known: dict[str, np.ndarray]) -> np.ndarray:
     """One vector per item of its text (``answer_order``): the vector the index stores for it when the index
     embedded that very text (a raw message; a memory whose ``records.searchable_text`` is its text, i.e. not said
-    by a named person), read with the candidates (``known``); the others are embedded (``Store.embed``, cached).
-    The same vectors: the embedder's output for a text does not depend on the batch it is embedded in."""
-    own = [known.get(it.id) if it.kind == "observation" or searchable_text(it.text, it.source) == it.text else None
-           for it in items]
+    by a named person), from ``known`` or one read by id; the others are embedded (``Store.embed``, cached).
+    The same vectors: the embedder's output for a text does not depend on the batch it is embedded in, and reading
+    a few stored vectors costs a fraction of embedding their texts again (issue 22)."""
+    same = [it.kind == "observation" or searchable_text(it.text, it.source) == it.text for it in items]
+    stored = store.record_vectors([it.id for it, s in zip(items, same, strict=True) if s], ns, known)
+    own = [stored.get(it.id) if s else None for it, s in zip(items, same, strict=True)]
     missing = [it.text for it, v in zip(items, own, strict=True) if v is None]
     if len(missing) == len(items):
         return store.embed(missing)

@@ -483,7 +483,7 @@ class Store:
 
     def search(
         self, vector: np.ndarray, namespace: str, memories: Sequence[IndexQuery],
-        observations: Sequence[IndexQuery] = (), vectors: dict[str, np.ndarray] | None = None,
+        observations: Sequence[IndexQuery] = (),
     ) -> tuple[list[list[tuple[str, float]]], list[list[tuple[str, float]]]]:
         """Searches of memories and of observations by one query vector, each part of the namespace's index queried
         once for all of them (a recall reads three parts, not four) -> ``(one [(id, cosine)] list per memory
@@ -497,10 +497,7 @@ class Store:
         records the ledger finds for its filter (an index range when at most ``FEW_MATCHES`` memories, else every
         record of the namespace: O(namespace), rare). Why: Chroma evaluates a metadata filter over a whole
         collection (20-47 ms at 10k memories, against about 1 ms unfiltered, issue 13), and no status lives in
-        Chroma (issue 22: a status change writes nothing there).
-
-        ``vectors``: when given, the stored embedding of every record the search read (fetched or scored) is added
-        to it, ``{id: (dim,) float32}``, at no extra Chroma call (see :meth:`memory_vectors`)."""
+        Chroma (issue 22: a status change writes nothing there)."""
         kinds = {
             "memories": _Kind(lambda r: memory_parts(r.where), "memories",
                               memory_metadata, lambda where, limit: self.ledger.memory_ids_matching(namespace, where, limit),
@@ -511,19 +508,18 @@ class Store:
         }
         asked = [(r, kinds["memories"]) for r in memories] + [(r, kinds["observations"]) for r in observations]
         with self.session():
-            found = self._search_many(namespace, vector, asked, vectors)
+            found = self._search_many(namespace, vector, asked)
         return found[: len(memories)], found[len(memories) :]
 
     def _search_many(
         self, namespace: str, vector: np.ndarray, requests: Sequence[tuple[IndexQuery, _Kind]],
-        vectors: dict[str, np.ndarray] | None = None,
     ) -> list[list[tuple[str, float]]]:
         index = self.index
         fetch = max(FIRST_FETCH, 2 * max((r.n for r, _ in requests), default=1))
         fields = set().union(*(filter_fields(r.where) for r, _ in requests))
         found: dict[int, list[tuple[str, float]]] = {}
         while True:
-            near = {part: index.nearest(namespace, part, vector, fetch, vectors)
+            near = {part: index.nearest(namespace, part, vector, fetch)
                     for part in dict.fromkeys(p for r, kind in requests for p in kind.parts_of(r))}
             fetched = list(dict.fromkeys(i for hits in near.values() for i, _ in hits))
             tables = list(dict.fromkeys(kind.table for _, kind in requests))
@@ -564,7 +560,7 @@ class Store:
                     request, kind = requests[k]
                     ids = kind.matching(request.where, FEW_MATCHES + 1)
                     if ids is not None and len(ids) <= FEW_MATCHES:
-                        found[k] = self._scored(namespace, vector, ids, kind.parts_of(request), request.n, vectors)
+                        found[k] = self._scored(namespace, vector, ids, kind.parts_of(request), request.n)
                 if len(found) == len(requests):
                     break
                 fetch = OVERFETCH  # a second, wider fetch
@@ -576,18 +572,13 @@ class Store:
                     with contextlib.suppress(ValueError, OverflowError):
                         if matches(kind.metadata(row, fields), request.where or {}):
                             ids.append(i)
-                found[k] = self._scored(namespace, vector, ids, kind.parts_of(request), request.n, vectors)
+                found[k] = self._scored(namespace, vector, ids, kind.parts_of(request), request.n)
             break
         return [found[k] for k in range(len(requests))]
 
-    def _scored(self, namespace: str, vector: np.ndarray, ids: Sequence[str], parts: Sequence[str], n: int,
-                vectors: dict[str, np.ndarray] | None = None) -> list[tuple[str, float]]:
-        """The ``n`` of ``ids`` nearest ``vector`` by their stored vectors (an exact search of a known set); the
-        vectors read are added to ``vectors`` when given."""
-        stored = self.index.vectors(namespace, ids, parts)
-        if vectors is not None:
-            vectors.update(stored)
-        return cosine_ranked(vector, stored)[: max(1, n)]
+    def _scored(self, namespace: str, vector: np.ndarray, ids: Sequence[str], parts: Sequence[str], n: int) -> list[tuple[str, float]]:
+        """The ``n`` of ``ids`` nearest ``vector`` by their stored vectors (an exact search of a known set)."""
+        return cosine_ranked(vector, self.index.vectors(namespace, ids, parts))[: max(1, n)]
 
     def search_lexical(self, namespace: str, query: str, k: int = LEXICAL_K) -> list[str]:
         """Ids of the ``k`` memories of ``namespace`` sharing the most BM25 weight with ``query``, best first
@@ -597,14 +588,23 @@ class Store:
     def memory_vectors(self, ids: Sequence[str], namespace: str,
                        known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """Stored vectors of the memories ``ids`` of ``namespace`` (those indexed) -> ``{id: (dim,) float32}``.
-        ``known``: vectors already read in this hold of the store (a search's, see :meth:`search`), keyed by record
-        id (ids are unique across a namespace's memories and observations, which share its ``live`` part); only
-        the others are read from the index (one read per part), and they are added to it."""
+        ``known``: vectors already read (in this hold of the store), keyed by record id (ids are unique across a
+        namespace's memories and observations, which share its ``live`` part); only the others are read from the
+        index (one read per part that holds some), and they are added to it."""
+        return self._stored_vectors(ids, namespace, known, (LIVE, REPLACED))
+
+    def record_vectors(self, ids: Sequence[str], namespace: str,
+                       known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """:meth:`memory_vectors` of records of either kind (memories and observations: every part)."""
+        return self._stored_vectors(ids, namespace, known, (LIVE, OBSERVATIONS, REPLACED))
+
+    def _stored_vectors(self, ids: Sequence[str], namespace: str, known: dict[str, np.ndarray] | None,
+                        parts: Sequence[str]) -> dict[str, np.ndarray]:
         known = {} if known is None else known
         missing = [i for i in dict.fromkeys(ids) if i not in known]
         if missing:
             with self.session():
-                known.update(self.index.vectors(namespace, missing, (LIVE, REPLACED)))
+                known.update(self.index.vectors(namespace, missing, parts))
         return {i: known[i] for i in ids if i in known}
 
     def index_counts(self) -> dict[str, int]:

@@ -290,20 +290,15 @@ class VectorIndex:
                 out.update((i, np.asarray(v, dtype=np.float32)) for i, v in zip(got["ids"], got["embeddings"], strict=True))
         return out
 
-    def nearest(self, namespace: str, part: str, vector: np.ndarray, n: int,
-                vectors: dict[str, np.ndarray] | None = None) -> list[tuple[str, float]]:
+    def nearest(self, namespace: str, part: str, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
         """The ``n`` nearest records of ``namespace``'s ``part``, unfiltered -> ``[(id, cosine)]``, nearest first
-        (fewer when it holds fewer; none when it does not exist). ``vectors``: when given, the same query also
-        returns the records' stored embeddings, added to it as ``{id: (dim,) float32}`` (the very vectors
-        :meth:`vectors` reads; a recall needs them for its extra candidates and for presenting)."""
+        (fewer when it holds fewer; none when it does not exist). Distances only: asking for the embeddings too
+        doubled the query's cost (issue 22); a caller reads the few vectors it needs by id (:meth:`vectors`)."""
         collection = self.collection(namespace, part)
         if collection is None:
             return []
-        include = ["distances", "embeddings"] if vectors is not None else ["distances"]
         got = collection.query(query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
-                               n_results=max(1, n), include=include)
-        if vectors is not None:
-            vectors.update((i, np.asarray(v, dtype=np.float32)) for i, v in zip(got["ids"][0], got["embeddings"][0], strict=True))
+                               n_results=max(1, n), include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
 
     def counts(self) -> dict[str, int]:
