@@ -6,7 +6,11 @@ one ``Memory.observe`` and one plain embed + ``add`` (the per-turn ratio), then 
 the unfiltered floor (embed the query + one unfiltered query of a collection holding that user's turns only).
 Ratios are the result: the machines are shared and noisy, and both sides see the same noise.
 
-    python -m evals.profile_observe --size 1000 [--profile /tmp/observe.prof] [--database-url ... --chroma ...]
+    python -m evals.profile_observe --size 1000 [--profile /tmp/observe.prof] [--recall-profile /tmp/recall.prof]
+        [--database-url ... --chroma ...]
+
+``--profile`` profiles the single ``observe`` calls, ``--recall-profile`` the ``recall`` calls only (cProfile; the
+floor's queries between them are left out).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ def run(
     queries: int = 40,
     profile: Path | None = None,
     database_url: str = "",
+    recall_profile: Path | None = None,
     chroma_url: str = "",
     data: Path = DATA,
 ) -> dict[str, Any]:
@@ -102,13 +107,20 @@ def run(
             for i, (n, s) in enumerate(zip(NAMES * 2, SERVICES * 4, strict=False))
         ][:queries]
         recall_s, floor_s = [], []
+        recall_profiler = cProfile.Profile() if recall_profile else None
         for q in asked:
             t0 = time.perf_counter()
+            if recall_profiler:
+                recall_profiler.enable()
             mem.recall(q)
+            if recall_profiler:
+                recall_profiler.disable()
             recall_s.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             plain.query(query_embeddings=np.asarray(embedder.embed([q])), n_results=10)
             floor_s.append(time.perf_counter() - t0)
+        if recall_profiler and recall_profile:
+            recall_profiler.dump_stats(str(recall_profile))
         mem.close()
         if chroma_url:
             client.delete_collection(plain.name)
@@ -135,12 +147,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1000)
     parser.add_argument("--single", type=int, default=60)
-    parser.add_argument("--profile", type=Path)
+    parser.add_argument("--profile", type=Path, help="cProfile of the single observe calls")
+    parser.add_argument("--recall-profile", type=Path, help="cProfile of the recall calls")
     parser.add_argument("--database-url", default="")
     parser.add_argument("--chroma", default="")
     args = parser.parse_args(argv)
     result = run(
-        args.size, args.single, profile=args.profile, database_url=args.database_url, chroma_url=args.chroma
+        args.size, args.single, profile=args.profile, database_url=args.database_url, chroma_url=args.chroma,
+        recall_profile=args.recall_profile,
     )
     print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}))
     return 0

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import html
 import numbers
@@ -31,8 +32,9 @@ import numpy as np
 from memory_graph.config import Context
 from memory_graph.errors import InvalidInputError
 from memory_graph.knapsack import knapsack
-from memory_graph.records import FORGET_REQUEST, Recall, RecallItem, Status, is_assistant
+from memory_graph.records import FORGET_REQUEST, Recall, RecallItem, Status, is_assistant, searchable_text
 from memory_graph.store import IndexQuery, Store, new_id
+from memory_graph.store.ledger import Candidates
 from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
@@ -331,18 +333,26 @@ def recall(
             requests.append(IndexQuery(CHAIN_HITS, REPLACED, enough=0))
         # the raw messages' search too: the namespace's live part is read once for every request
         found, (near_messages,) = store.search(vector, ns, requests, [_observation_request(pool_size // 2, as_of_iso)])
+        known: dict[str, np.ndarray] = {}  # stored vectors read by id in this recall (extra candidates, presentation)
         hits = found[0]
-        hits += _lexical_hits(store, ns, query, vector, {h[0] for h in hits}, as_of_iso, include_history)
-        hits += _same_key_hits(store, ns, hits, vector, as_of_iso, include_history)
+        lexical = store.search_lexical(ns, query, LEXICAL_FETCH)
+        old = found[1] if chains else []
+        # one ledger read: the rows, successors and statistics of the vector and lexical hits, and the chain heads
+        pool = store.ledger.recall_candidates(ns, [*(h[0] for h in hits), *lexical], [m for m, _ in old])
+        heads = _held_heads(pool, old)
+        lexical_keep = _lexical_keep(lexical, pool, {h[0] for h in hits}, as_of_iso, include_history)
+        store.memory_vectors([*lexical_keep, *heads], ns, known)  # at most one index read for both
+        hits += _scored_hits(lexical_keep, known, vector)
+        hits += _same_key_hits(store, ns, hits, pool, vector, known, as_of_iso, include_history)
         if chains:
-            hits += _chain_heads(store, ns, vector, {h[0] for h in hits}, found[1])
-        rows = store.ledger.memories(ns, [h[0] for h in hits])
+            hits += _chain_heads(heads, {h[0] for h in hits}, known, vector)
+        rows = pool.rows
         sims = {mid: sim for mid, sim in hits if mid in rows}
         if not include_history:
             sims = {m: s for m, s in sims.items() if rows[m]["retention"] != "archived"} or sims
         ids = list(sims)
-        stats = store.ledger.stats(ns, ids) if ctx.learning else {}
-        replaced = store.ledger.superseded_by(ns, ids)
+        stats = pool.stats if ctx.learning else {}
+        replaced = pool.superseded_by
         now = from_iso(as_of_iso) if as_of_iso else datetime.now().astimezone()
         best = max(sims.values(), default=0.0)
         items: list[RecallItem] = []
@@ -371,8 +381,9 @@ def recall(
             items.append(item)
             values.append(u)
             relevances.append(sims[mid])
+        formed: dict[str, list[str]] = {}  # raw message -> the memories formed from it (its candidates' only)
         for item, value in _observation_candidates(store, ns, near_messages, as_of_iso, best, exclude_observations or set(),
-                                                   beside_memories=ctx.raw_messages):
+                                                   beside_memories=ctx.raw_messages, formed=formed):
             item.tokens = count_tokens(render_line(item), ctx.encoding) + 1
             items.append(item)
             values.append(value)
@@ -386,7 +397,7 @@ def recall(
                 it.score = round(v, 4)
         if include_history:
             _value_history(items, values)
-        repeated = _repeats(items, values, store.ledger.formed_from(ns, [it.id for it in items if it.kind == "observation"]))
+        repeated = _repeats(items, values, formed)
         minimum = count_tokens(render_context([], as_of_iso, compact=True), ctx.encoding)
         if budget < minimum:
             raise InvalidInputError(f"budget_tokens {budget} is below the context block's own size ({minimum} tokens)")
@@ -418,7 +429,7 @@ def recall(
             else:
                 compact = count_tokens(render_context([], as_of_iso), ctx.encoding) > budget
         chosen_idx = sorted(chosen_idx, key=lambda i: -values[i])
-        chosen = answer_order([items[i] for i in chosen_idx], store.embed([items[i].text for i in chosen_idx]))
+        chosen = answer_order([items[i] for i in chosen_idx], _text_vectors(store, ns, [items[i] for i in chosen_idx], known))
         prov = store.ledger.provenance(ns, [it.id for it in chosen if it.kind != "observation"])  # chosen only
         for it in chosen:
             if it.kind != "observation":
@@ -516,20 +527,19 @@ def _held(row: Any, as_of_iso: str | None, include_history: bool) -> bool:
     return include_history or row["status"] in ("current", "contested")
 
 
-def _lexical_hits(
-    store: Store, ns: str, query: str, vector: Any, seen: set[str], as_of_iso: str | None, include_history: bool
-) -> list[tuple[str, float]]:
-    """BM25 hits (``memory_graph.store.lexical``) the vector search missed, that pass the same status/validity
-    filter, with their cosine similarity to the query: the lexical half of the hybrid pool."""
-    extra = [m for m in store.search_lexical(ns, query, LEXICAL_FETCH) if m not in seen]
-    if not extra:
-        return []
-    rows = store.ledger.memories(ns, extra)
-    # held ones first, then cut: among equal BM25 scores (templated texts) the current value must not lose its
-    # place to replaced ones that happen to sort first (breaker run)
-    keep = [m for m in extra if m in rows and _held(rows[m], as_of_iso, include_history)][:LEXICAL_K]
-    vectors = store.memory_vectors(keep, ns)
-    return [(m, float(np.dot(vectors[m], vector))) for m in keep if m in vectors]
+def _lexical_keep(
+    lexical: list[str], pool: Candidates, seen: set[str], as_of_iso: str | None, include_history: bool
+) -> list[str]:
+    """The BM25 hits (``memory_graph.store.lexical``, best first) that join the pool: those the vector search
+    missed (not in ``seen``) whose row (``pool``) passes the same status/validity filter, the best ``LEXICAL_K``.
+    Held ones first, then cut: among equal BM25 scores (templated texts) the current value must not lose its
+    place to replaced ones that happen to sort first (breaker run)."""
+    return [m for m in lexical if m not in seen and m in pool.rows and _held(pool.rows[m], as_of_iso, include_history)][:LEXICAL_K]
+
+
+def _scored_hits(ids: list[str], vectors: dict[str, np.ndarray], vector: Any) -> list[tuple[str, float]]:
+    """``[(id, cosine of its stored vector to the query)]`` of ``ids``, in order; an id the index lacks is left out."""
+    return [(m, float(np.dot(vectors[m], vector))) for m in ids if m in vectors]
 
 
 SAME_KEY_TOP = 5
@@ -537,65 +547,79 @@ SAME_KEY_TOP = 5
 
 
 def _same_key_hits(
-    store: Store, ns: str, hits: list[tuple[str, float]], vector: Any, as_of_iso: str | None, include_history: bool
+    store: Store, ns: str, hits: list[tuple[str, float]], pool: Candidates, vector: Any, known: dict[str, np.ndarray],
+    as_of_iso: str | None, include_history: bool,
 ) -> list[tuple[str, float]]:
     """Same-key facts of the pool's best candidates: for the SAME_KEY_TOP most similar structured memories
     (subject + attribute, not a free-text frame), the other memories of that key that pass the same
     status/validity filter — each scope's current value ("the cache in staging" and "in production") and
-    every value of a multi-valued attribute — with their cosine similarity: the third part of the pool."""
+    every value of a multi-valued attribute — with their cosine similarity: the third part of the pool. Their
+    keys' newest memories are one ledger read (their rows, successors and statistics join ``pool``); their vectors
+    come from ``known`` or one index read (added to ``known``)."""
     seen = {h[0] for h in hits}
     top = [m for m, _ in sorted(hits, key=lambda h: -h[1])[:SAME_KEY_TOP]]
-    keys = {(r["subject"], r["attribute"]) for r in store.ledger.memories(ns, top).values() if r["attribute"] != r["frame"]}
+    keys = {(pool.rows[m]["subject"], pool.rows[m]["attribute"]) for m in top
+            if m in pool.rows and pool.rows[m]["attribute"] != pool.rows[m]["frame"]}
+    newest, found = store.ledger.newest_of_keys(ns, sorted(keys))
+    pool.merge(found)
     extra: list[str] = []
-    for subject, attribute in sorted(keys):
-        for row in store.ledger.newest_of_key(ns, subject, attribute):
-            if row["id"] not in seen and row["id"] not in extra and _held(row, as_of_iso, include_history):
-                extra.append(row["id"])
-    vectors = store.memory_vectors(extra, ns)
-    return [(m, float(np.dot(vectors[m], vector))) for m in extra if m in vectors]
+    for ids in newest:
+        for mid in ids:
+            if mid not in seen and mid not in extra and _held(pool.rows[mid], as_of_iso, include_history):
+                extra.append(mid)
+    return _scored_hits(extra, store.memory_vectors(extra, ns, known), vector)
 
 
 CHAIN_HITS = 8
 """Replaced memories most similar to the query whose chain heads join the pool (``_chain_heads``)."""
-MAX_CHAIN_STEPS = 50
 
 
 REPLACED = {"status": {"$in": ["superseded"]}}
 """The index filter of the replaced memories whose chain heads join the pool."""
 
 
+def _held_heads(pool: Candidates, old: list[tuple[str, float]]) -> dict[str, float]:
+    """The chain heads of the replaced memories ``old`` (``[(id, cosine)]``) that hold now (current or contested),
+    each with the best similarity of the replaced memories that lead to it -> ``{head id: cosine}``, in the order
+    of ``old``. ``pool``: the ledger read that walked the chains (``Ledger.recall_candidates``); a chain that ends
+    in a retraction or a forget request, or did not move, brings nothing."""
+    heads: dict[str, float] = {}
+    for mid, sim in old:
+        cur = pool.heads.get(mid, "")
+        row = pool.rows.get(cur)
+        if row is not None and row["status"] in ("current", "contested"):
+            heads[cur] = max(heads.get(cur, -1.0), sim)
+    return heads
+
+
 def _chain_heads(
-    store: Store, ns: str, vector: Any, seen: set[str], old: list[tuple[str, float]]
+    heads: dict[str, float], seen: set[str], vectors: dict[str, np.ndarray], vector: Any
 ) -> list[tuple[str, float]]:
     """Chain-head resolution (EvoMem-MCP): a query that matches a *replaced* memory brings the memory that holds
     now at the head of its supersession chain, scored with the better of its own similarity and the replaced
     one's, so asking about an old value ("Is my Lisbon lease ending?") finds what replaced it. The replaced
-    memory itself stays out (it is shown only with history or ``as_of``); a chain that ends in a retraction or a
-    forget request brings nothing. ``old``: the ``CHAIN_HITS`` replaced memories nearest the query,
-    ``[(id, cosine)]`` (searched with the pool, filter ``REPLACED``)."""
-    position = {mid: mid for mid, _ in old}  # where each chain's walk stands; all chains step together
-    walking = set(position)
-    for _ in range(MAX_CHAIN_STEPS):  # one ledger query per step for every chain, not one per chain and step
-        if not walking:
-            break
-        successor = store.ledger.superseded_by(ns, sorted({position[m] for m in walking}))
-        for mid in list(walking):
-            nxt = successor.get(position[mid])
-            if nxt is None or nxt == FORGET_REQUEST:
-                walking.discard(mid)
-            else:
-                position[mid] = nxt
-    rows = store.ledger.memories(ns, sorted({p for m, p in position.items() if p != m}))
-    heads: dict[str, float] = {}
-    for mid, sim in old:
-        cur = position[mid]
-        row = rows.get(cur) if cur != mid else None
-        if row is not None and row["status"] in ("current", "contested") and cur not in seen:
-            heads[cur] = max(heads.get(cur, -1.0), sim)
-    if not heads:
-        return []
-    own = store.memory_vectors(list(heads), ns)
-    return [(m, max(sim, float(np.dot(own[m], vector)) if m in own else sim)) for m, sim in heads.items()]
+    memory itself stays out (it is shown only with history or ``as_of``). ``heads``: ``_held_heads`` of the
+    ``CHAIN_HITS`` replaced memories nearest the query (searched with the pool, filter ``REPLACED``); those
+    already in the pool (``seen``) are left out; ``vectors``: their stored vectors (a head the index lacks keeps
+    the replaced memory's similarity)."""
+    return [(m, max(sim, float(np.dot(vectors[m], vector))) if m in vectors else sim)
+            for m, sim in heads.items() if m not in seen]
+
+
+def _text_vectors(store: Store, ns: str, items: list[RecallItem], known: dict[str, np.ndarray]) -> np.ndarray:
+    """One vector per item of its text (``answer_order``): the vector the index stores for it when the index
+    embedded that very text (a raw message; a memory whose ``records.searchable_text`` is its text, i.e. not said
+    by a named person), from ``known`` or one read by id; the others are embedded (``Store.embed``, cached).
+    The same vectors: the embedder's output for a text does not depend on the batch it is embedded in, and reading
+    a few stored vectors costs a fraction of embedding their texts again (issue 22)."""
+    same = [it.kind == "observation" or searchable_text(it.text, it.source) == it.text for it in items]
+    stored = store.record_vectors([it.id for it, s in zip(items, same, strict=True) if s], ns, known)
+    own = [stored.get(it.id) if s else None for it, s in zip(items, same, strict=True)]
+    missing = [it.text for it, v in zip(items, own, strict=True) if v is None]
+    if len(missing) == len(items):
+        return store.embed(missing)
+    fresh = iter(store.embed(missing))
+    return np.stack([v if v is not None else next(fresh) for v in own])
 
 
 def _observation_request(n: int, as_of_iso: str | None) -> IndexQuery:
@@ -605,7 +629,7 @@ def _observation_request(n: int, as_of_iso: str | None) -> IndexQuery:
 
 def _observation_candidates(
     store: Store, ns: str, hits: list[tuple[str, float]], as_of_iso: str | None, best_memory_sim: float,
-    exclude: set[str], beside_memories: bool = False,
+    exclude: set[str], beside_memories: bool = False, formed: dict[str, list[str]] | None = None,
 ) -> list[tuple[RecallItem, float]]:
     """Raw messages, beside the memories formed from them, so that nothing said is unreachable and a message
     keeps its context (a note cut from "June whelped overnight, seven total, ... on May 31" loses what the
@@ -614,6 +638,8 @@ def _observation_candidates(
     assistant/tool turns and withheld messages (role-play, hypotheticals, forget requests: ``rules.withheld``) are
     left out. A message and the memories formed from it are deduplicated before selection (``_repeats``).
     ``hits``: the nearest messages, ``[(id, cosine)]`` (searched with the pool, ``_observation_request``).
+    ``formed``: when given, the ids of the memories formed from each returned message are added to it (``{id:
+    [memory ids]}``, messages that formed some only; read with the messages, for ``_repeats``).
     """
     if not hits:
         return []
@@ -633,6 +659,8 @@ def _observation_candidates(
             provenance=[{"observation_id": oid, "ref": row["ref"] or "", "time": row["time"]}], source=row["speaker"],
         )
         out.append((item, value))
+        if formed is not None and row["formed_ids"]:
+            formed[oid] = list(row["formed_ids"])
     return out
 
 
@@ -659,15 +687,15 @@ def _repeats(items: list[RecallItem], values: list[float], formed: dict[str, lis
 
 def _features(items: list[RecallItem], rows: dict[str, Any], stats: dict[str, Any], task: str | None) -> list[list[float]]:
     """``usefulness.FEATURES`` of every candidate (memories and raw messages), kept in the recall record."""
-    sims = sorted((it.similarity for it in items), reverse=True)
-    best = sims[0] if sims else 0.0
+    sims = sorted(it.similarity for it in items)  # ascending: the candidates more similar than one are a suffix
+    best = sims[-1] if sims else 0.0
     times = [to_epoch(it.valid_from, 0) for it in items]
     newest = max(times, default=0.0)
     out = []
     for it, t in zip(items, times, strict=True):
         row = rows.get(it.id) if it.kind != "observation" else None
         out.append(features(
-            it.similarity, best, sum(s > it.similarity for s in sims), (newest - t) / 86400,
+            it.similarity, best, len(sims) - bisect.bisect_right(sims, it.similarity), (newest - t) / 86400,
             row["confidence"] if row is not None else OBSERVATION_CONFIDENCE, it.tokens, stats.get(it.id), task,
             it.status in ("superseded", "retracted"), it.status == "contested",
         ))

@@ -99,19 +99,20 @@ def test_index_follows_writes_namespaces_and_hard_deletes(mem: Memory, stem_memo
 def test_common_terms_are_skipped_not_scanned(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     mem.observe_many([{"text": f"My colleague number {i} likes tea.", "speaker": "user"} for i in range(6)])
     mem.observe("My colleague Zorblax likes coffee.", speaker="user")
-    reads: list[int] = []
-    real = mem.store.ledger.postings
+    reads: dict[str, int] = {}
+    real = mem.store.ledger.lexical_postings
 
-    def counted(namespace: str, term: str, limit: int) -> list[tuple[str, int, int]]:
-        rows = real(namespace, term, limit)
-        reads.append(len(rows))
-        return rows
+    def counted(namespace: str, terms: list[str], limit: int) -> tuple[int, int, dict[str, list[tuple[str, int, int]]]]:
+        docs, length, postings = real(namespace, terms, limit)
+        reads.update({t: len(rows) for t, rows in postings.items()})
+        return docs, length, postings
 
-    monkeypatch.setattr(mem.store.ledger, "postings", counted)
+    monkeypatch.setattr(mem.store.ledger, "lexical_postings", counted)
     monkeypatch.setattr(lexical, "MAX_POSTINGS", 3)
     found = mem.store.search_lexical("ana", "colleague zorblax")
     assert [t for t in _texts(mem, found) if "Zorblax" in t] == _texts(mem, found) != []  # "colleague": skipped
-    assert reads and max(reads) <= 3  # a common term's postings are counted in the index, never read
+    # a common term's postings are counted in the index, never read
+    assert reads and max(reads.values()) <= 3 and "colleague" not in reads
     assert mem.store.search_lexical("ana", "colleague likes") == []  # nothing rare to match: no lexical candidates
 
 
@@ -167,7 +168,8 @@ def test_an_index_an_older_writer_left_behind_is_repaired_on_open(tmp_path: Path
 def test_replaced_values_do_not_crowd_the_current_one_out_of_the_lexical_hits(mem: Memory) -> None:
     """Templated texts tie on BM25; the current value must be among the hits whatever the ids' order (the cut
     comes after the status filter; breaker run)."""
-    from memory_graph.retrieval import _lexical_hits
+    from memory_graph.retrieval import _lexical_keep
+    from memory_graph.store.lexical import LEXICAL_FETCH
 
     # the chain is written through the store (each price ends the one before), so the test is about BM25 ties, not
     # about which linker reads "We pay 410 ..." as replacing "We pay 400 ..." (the update model does not: a known limit,
@@ -183,6 +185,6 @@ def test_replaced_values_do_not_crowd_the_current_one_out_of_the_lexical_hits(me
     current = [r for r in mem.store.ledger.query("SELECT id, status, text FROM memories WHERE namespace='ana'")
                if r["status"] == "current" and "Kafka3" in r["text"]]
     assert len(current) == 1 and "640" in current[0]["text"]
-    vector = mem.store.embed(["Kafka3 cluster dollars"])[0]
-    hits = _lexical_hits(mem.store, "ana", "Kafka3 cluster dollars", vector, set(), None, False)
-    assert [m for m, _ in hits] == [current[0]["id"]]
+    found = mem.store.search_lexical("ana", "Kafka3 cluster dollars", LEXICAL_FETCH)
+    keep = _lexical_keep(found, mem.store.ledger.recall_candidates("ana", found), set(), None, False)
+    assert keep == [current[0]["id"]]

@@ -88,15 +88,18 @@ def test_ids_cost_the_same_tokens_in_a_context_line(mem: Memory) -> None:
 
 
 def test_lexical_hits_obey_status_and_as_of(mem: Memory) -> None:
-    from memory_graph.retrieval import _lexical_hits
+    from memory_graph.retrieval import _lexical_keep, _scored_hits
 
     mem.observe("I live in Lisbon.", time="2024-01-10T09:00:00")
     mem.observe("I moved to Porto.", time="2024-06-02T09:00:00")
     vec = mem.store.embed(["Lisbon"])[0]
-    now = _lexical_hits(mem.store, mem.context.user_id, "Lisbon", vec, set(), None, False)
-    assert now == []  # the Lisbon memory is superseded: not a candidate for a question about now
-    then = _lexical_hits(mem.store, mem.context.user_id, "Lisbon", vec, set(), "2024-03-01T00:00:00Z", False)
-    assert len(then) == 1 and 0.0 < then[0][1] <= 1.0
+    ns = mem.context.user_id
+    found = mem.store.search_lexical(ns, "Lisbon", 40)
+    pool = mem.store.ledger.recall_candidates(ns, found)
+    assert found and _lexical_keep(found, pool, set(), None, False) == []  # the Lisbon memory is superseded: not a
+    then = _lexical_keep(found, pool, set(), "2024-03-01T00:00:00Z", False)  # candidate for a question about now
+    hits = _scored_hits(then, mem.store.memory_vectors(then, ns), vec)
+    assert len(hits) == 1 and 0.0 < hits[0][1] <= 1.0
 
 
 def test_history_recall_brings_the_chain_of_what_it_recalls(mem: Memory) -> None:
@@ -167,7 +170,8 @@ def test_same_key_facts_join_the_pool_with_their_scopes(mem: Memory) -> None:
     staging = next(r["id"] for r in rows if r["scope"] == "staging")
     production = next(r["id"] for r in rows if r["scope"] == "production")
     vec = mem.store.embed(["Which cache do we use?"])[0]
-    extra = _same_key_hits(mem.store, ns, [(staging, 0.9)], vec, None, False)
+    pool = mem.store.ledger.recall_candidates(ns, [staging])
+    extra = _same_key_hits(mem.store, ns, [(staging, 0.9)], pool, vec, {}, None, False)
     assert [m for m, _ in extra] == [production]
     r = mem.recall("Which cache do we use?", budget_tokens=300)
     shown = " ".join(it.text + " " + it.scope for it in r.items)  # a memory with its scope, or its message

@@ -117,12 +117,12 @@ def observation_metadata(row: Any, fields: set[str] | None = None) -> dict[str, 
 
 @dataclass(frozen=True)
 class _Kind:
-    """How a search reads one kind of record (memories, observations): the parts a request reads, the ledger's
-    filter rows of some ids, a row's filter fields, the ids an index range finds for a filter (None: it cannot),
+    """How a search reads one kind of record (memories, observations): the parts a request reads, the kind's name
+    in ``Ledger.filter_rows``, a row's filter fields, the ids an index range finds for a filter (None: it cannot),
     and every filter row of the namespace (an exact search)."""
 
     parts_of: Callable[[IndexQuery], tuple[str, ...]]
-    rows_of: Callable[[list[str]], dict[str, Any]]
+    table: str
     metadata: Callable[[Any, set[str]], dict[str, Any]]
     matching: Callable[[dict[str, Any] | None, int], list[str] | None]
     every_row: Callable[[], dict[str, Any]]
@@ -519,10 +519,10 @@ class Store:
         collection (20-47 ms at 10k memories, against about 1 ms unfiltered, issue 13), and no status lives in
         Chroma (issue 22: a status change writes nothing there)."""
         kinds = {
-            "memories": _Kind(lambda r: memory_parts(r.where), lambda ids: self.ledger.memory_filters(namespace, ids),
+            "memories": _Kind(lambda r: memory_parts(r.where), "memories",
                               memory_metadata, lambda where, limit: self.ledger.memory_ids_matching(namespace, where, limit),
                               lambda: self.ledger.memory_filters(namespace)),
-            "observations": _Kind(lambda r: (OBSERVATIONS, LIVE), lambda ids: self.ledger.observation_filters(namespace, ids),
+            "observations": _Kind(lambda r: (OBSERVATIONS, LIVE), "observations",
                                   observation_metadata, lambda where, limit: None,
                                   lambda: self.ledger.observation_filters(namespace)),
         }
@@ -542,11 +542,13 @@ class Store:
             near = {part: index.nearest(namespace, part, vector, fetch)
                     for part in dict.fromkeys(p for r, kind in requests for p in kind.parts_of(r))}
             fetched = list(dict.fromkeys(i for hits in near.values() for i, _ in hits))
-            metas: dict[int, dict[str, dict[str, Any]]] = {}  # per kind (by id of its object): this namespace's rows
+            tables = list(dict.fromkeys(kind.table for _, kind in requests))
+            read = self.ledger.filter_rows(namespace, fetched, tables)  # this namespace's rows, one read for all kinds
+            metas: dict[int, dict[str, dict[str, Any]]] = {}  # per kind (by id of its object): their filter fields
             for _, kind in requests:
                 if id(kind) not in metas:
                     metas[id(kind)] = {}
-                    for i, row in kind.rows_of(fetched).items():
+                    for i, row in read[kind.table].items():
                         with contextlib.suppress(ValueError, OverflowError):  # an unreadable date is never indexed
                             metas[id(kind)][i] = kind.metadata(row, fields)
             short: list[int] = []
@@ -603,10 +605,27 @@ class Store:
         (see :mod:`memory_graph.store.lexical`)."""
         return lexical.search(self.ledger, namespace, query, k)
 
-    def memory_vectors(self, ids: list[str], namespace: str) -> dict[str, np.ndarray]:
-        """Stored vectors of the memories ``ids`` of ``namespace`` (those indexed) -> ``{id: (dim,) float32}``."""
-        with self.session():
-            return self.index.vectors(namespace, ids, (LIVE, REPLACED))
+    def memory_vectors(self, ids: Sequence[str], namespace: str,
+                       known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """Stored vectors of the memories ``ids`` of ``namespace`` (those indexed) -> ``{id: (dim,) float32}``.
+        ``known``: vectors already read (in this hold of the store), keyed by record id (ids are unique across a
+        namespace's memories and observations, which share its ``live`` part); only the others are read from the
+        index (one read per part that holds some), and they are added to it."""
+        return self._stored_vectors(ids, namespace, known, (LIVE, REPLACED))
+
+    def record_vectors(self, ids: Sequence[str], namespace: str,
+                       known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """:meth:`memory_vectors` of records of either kind (memories and observations: every part)."""
+        return self._stored_vectors(ids, namespace, known, (LIVE, OBSERVATIONS, REPLACED))
+
+    def _stored_vectors(self, ids: Sequence[str], namespace: str, known: dict[str, np.ndarray] | None,
+                        parts: Sequence[str]) -> dict[str, np.ndarray]:
+        known = {} if known is None else known
+        missing = [i for i in dict.fromkeys(ids) if i not in known]
+        if missing:
+            with self.session():
+                known.update(self.index.vectors(namespace, missing, parts))
+        return {i: known[i] for i in ids if i in known}
 
     def index_counts(self) -> dict[str, int]:
         """Records in the index: ``{"memories": n, "observations": n}`` (all namespaces; reads every collection)."""

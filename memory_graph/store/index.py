@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import struct
 from collections.abc import Sequence
@@ -46,7 +47,10 @@ def scrub_unused_capacity(folder: Path, seen: dict[str, tuple[int, int]] | None 
     """
     zeroed = 0
     seen = {} if seen is None else seen
-    for header in folder.rglob("header.bin"):
+    for where, _, names in os.walk(folder):  # every store operation ends here: plain os calls, no pathlib
+        if "header.bin" not in names or _unchanged(where, seen):
+            continue
+        header = Path(where) / "header.bin"
         try:
             raw = header.read_bytes()[: _HNSW_HEADER.size]
             version, _offset, capacity, count, size = _HNSW_HEADER.unpack(raw)
@@ -56,6 +60,20 @@ def scrub_unused_capacity(folder: Path, seen: dict[str, tuple[int, int]] | None 
         for name, slot in (("data_level0.bin", size), ("length.bin", 4)):
             zeroed += _zero_tail(header.parent / name, version, capacity, count, slot, seen)
     return zeroed
+
+
+def _unchanged(segment: str, seen: dict[str, tuple[int, int]]) -> bool:
+    """Whether both data files of the HNSW segment folder ``segment`` are as ``seen`` last left them (nothing to
+    scrub; the header is then not read either)."""
+    for name in ("data_level0.bin", "length.bin"):
+        path = os.path.join(segment, name)
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return False
+        if seen.get(path) != (stat.st_mtime_ns, stat.st_size):
+            return False
+    return True
 
 
 def _zero_tail(data: Path, version: int, capacity: int, count: int, slot: int, seen: dict[str, tuple[int, int]]) -> int:
@@ -274,7 +292,8 @@ class VectorIndex:
 
     def nearest(self, namespace: str, part: str, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
         """The ``n`` nearest records of ``namespace``'s ``part``, unfiltered -> ``[(id, cosine)]``, nearest first
-        (fewer when it holds fewer; none when it does not exist)."""
+        (fewer when it holds fewer; none when it does not exist). Distances only: asking for the embeddings too
+        doubled the query's cost (issue 22); a caller reads the few vectors it needs by id (:meth:`vectors`)."""
         collection = self.collection(namespace, part)
         if collection is None:
             return []

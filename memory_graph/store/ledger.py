@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_graph.records import LIVE_STATUSES
+from memory_graph.records import FORGET_REQUEST, LIVE_STATUSES
 from memory_graph.store.sql import (
     Database,
     PostgresDatabase,
@@ -152,6 +153,67 @@ MEMORY_COLUMNS = (
     "id, namespace, text, kind, subject, attribute, value, scope, source, valid_from, valid_to, status, "
     "retention, confidence, polarity, multi, frame, tokens, created_at, updated_at"
 )
+
+
+MAX_CHAIN_STEPS = 50
+"""Steps a supersession chain is followed at most (``Ledger.recall_candidates``): a cycle written by hand or an
+import ends there."""
+MAX_PARAMS = 900
+"""Bound parameters one statement of a recall binds at most (SQLite's old default limit is 999); a longer id list
+is read in several statements."""
+REPLACING_LINKS = "('supersedes','retracts')"
+"""The link types whose source replaces their destination (``Ledger.superseded_by``)."""
+_SUCCESSOR = ("(SELECT l.src_id FROM links l WHERE l.namespace = m.namespace AND l.dst_id = m.id AND l.type IN "
+              f"{REPLACING_LINKS} ORDER BY l.created_at DESC, l.rowid DESC LIMIT 1)")
+"""The memory that replaced ``m`` (its latest superseding or retracting link's source), as a scalar subquery."""
+_CANDIDATE_COLUMNS = (", ".join(f"m.{c.strip()}" for c in MEMORY_COLUMNS.split(",")) + f", {_SUCCESSOR} AS superseded_by, "
+                      "s.task_class AS stats_task, s.shown AS stats_shown, s.credited AS stats_credited, "
+                      "s.blamed AS stats_blamed, s.unrewarded AS stats_unrewarded")
+"""What recall reads of each candidate memory: its row, its successor and one row of statistics per task class
+(``LEFT JOIN stats s``: a memory without statistics gives one row of NULLs)."""
+_STATS = ("shown", "credited", "blamed", "unrewarded")
+
+
+@dataclass
+class Candidates:
+    """What recall reads of its candidate memories (``Ledger.recall_candidates``, ``Ledger.newest_of_keys``).
+
+    Attributes:
+        rows: ``{id: row}`` of the memories found in the namespace: ``MEMORY_COLUMNS`` (and the read's own columns).
+        stats: ``{id: {task_class: {shown, credited, blamed, unrewarded}}}``, as ``Ledger.stats`` (task class ''
+            = overall); a memory without statistics is absent.
+        superseded_by: ``{id: id of the memory that superseded or retracted it}`` (or ``records.FORGET_REQUEST``),
+            as ``Ledger.superseded_by``; a memory nothing replaced is absent.
+        heads: ``{start: head}``: for each chain start asked for whose chain moved, the memory at the head of its
+            supersession chain (see ``Ledger.recall_candidates``); its row is in ``rows`` when it is in the namespace.
+    """
+
+    rows: dict[str, Row] = field(default_factory=dict)
+    stats: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    superseded_by: dict[str, str] = field(default_factory=dict)
+    heads: dict[str, str] = field(default_factory=dict)
+
+    def merge(self, other: Candidates) -> Candidates:
+        """This object with ``other``'s entries added (``other`` wins for an id in both: the same rows, read later)."""
+        self.rows.update(other.rows)
+        self.stats.update(other.stats)
+        self.superseded_by.update(other.superseded_by)
+        self.heads.update(other.heads)
+        return self
+
+    def add(self, rows: Iterable[Row]) -> list[str]:
+        """Take the rows of a ``_CANDIDATE_COLUMNS`` read (a memory's row once per task class of its statistics);
+        returns their ids in the order read, each once."""
+        order: dict[str, None] = {}
+        for r in rows:
+            mid = r["id"]
+            order[mid] = None
+            self.rows.setdefault(mid, r)  # read as it came (the memory's columns, then the extra ones)
+            if r["superseded_by"] is not None:
+                self.superseded_by[mid] = r["superseded_by"]
+            if r["stats_task"] is not None:
+                self.stats.setdefault(mid, {})[r["stats_task"]] = {k: r[f"stats_{k}"] for k in _STATS}
+        return list(order)
 
 
 class Ledger:
@@ -352,6 +414,32 @@ class Ledger:
         rows = self.query_in(columns + " AND id IN ({marks})", namespace, ids)
         return {row["id"]: row for row in rows}
 
+    def filter_rows(self, namespace: str, ids: Sequence[str],
+                    tables: Sequence[str] = ("memories", "observations")) -> dict[str, dict[str, Row]]:
+        """The index-filter columns of the records ``ids`` of ``namespace`` in each of ``tables`` (``memories``:
+        as ``memory_filters``; ``observations``: as ``observation_filters``) -> ``{table: {id: row}}``, in one
+        statement (a search reads the rows of every record it fetched, whatever its kind; one statement per
+        ``MAX_PARAMS`` parameters)."""
+        # ``wanted CROSS JOIN table``: one primary-key lookup per id. With ``namespace=? AND id IN (...)`` SQLite chose
+        # the namespace's index for a few hundred ids, reading every row of the namespace (15 ms at 10k, issue 22)
+        selects = {
+            "memories": "SELECT 'memories' AS tbl, t.id, t.namespace, t.status, t.retention, t.kind, t.scope, "
+                        "t.valid_from, t.valid_to, NULL AS time FROM wanted w CROSS JOIN memories t "
+                        "WHERE t.id = w.id AND t.namespace = ?",
+            "observations": "SELECT 'observations' AS tbl, t.id, t.namespace, NULL AS status, NULL AS retention, "
+                            "NULL AS kind, NULL AS scope, NULL AS valid_from, NULL AS valid_to, t.time "
+                            "FROM wanted w CROSS JOIN observations t WHERE t.id = w.id AND t.namespace = ?",
+        }
+        out: dict[str, dict[str, Row]] = {t: {} for t in tables}
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), MAX_PARAMS):
+            chunk = unique[start : start + MAX_PARAMS]
+            sql = (f"WITH wanted(id) AS (VALUES {', '.join(['(CAST(? AS TEXT))'] * len(chunk))}) "
+                   + " UNION ALL ".join(selects[t] for t in tables))
+            for r in self.query(sql, [*chunk, *([namespace] * len(tables))]):
+                out[r["tbl"]][r["id"]] = r
+        return out
+
     def memory_ids_matching(self, namespace: str, where: dict[str, Any] | None, limit: int) -> list[str] | None:
         """Ids of at most ``limit`` memories of ``namespace`` matching the index filter ``where``, read from the
         ledger, or None when ``where`` uses more than ``status`` and ``scope`` equalities and ``$in`` lists (the
@@ -457,21 +545,29 @@ class Ledger:
         """The observations among ``ids`` that recall may show as raw messages -> ``{id: row}``: not withheld, and
         every memory formed from them still held (at ``as_of`` when given: not ended by then), none retracted or
         contested. A message whose fact was replaced, retracted, forgotten or is in doubt is never shown raw (its
-        memories carry the marks).
-        ``formed``: how many memories were formed from it (0: a message the extractor could not read)."""
+        memories carry the marks). One statement per 500 ids.
+        ``formed``: how many memories were formed from it (0: a message the extractor could not read);
+        ``formed_ids``: their ids (what ``formed_from`` gives for it)."""
         ended = "m.status IN ('retracted','contested') OR " + ("(m.valid_to IS NOT NULL AND m.valid_to <= ?)" if as_of
                                                                else "m.status != 'current'")
-        sql = ("SELECT o.id, o.text, o.speaker, o.source, o.time, o.ref, "
-               "(SELECT COUNT(*) FROM provenance p2 WHERE p2.observation_id = o.id) AS formed "
-               "FROM observations o WHERE o.namespace=? AND o.id IN ({marks}) AND o.withheld = 0 AND NOT EXISTS "
+        sql = ("SELECT o.id, o.text, o.speaker, o.source, o.time, o.ref, f.memory_id AS formed_id "
+               "FROM observations o LEFT JOIN provenance f ON f.observation_id = o.id "
+               "WHERE o.namespace=? AND o.id IN ({marks}) AND o.withheld = 0 AND NOT EXISTS "
                f"(SELECT 1 FROM provenance p JOIN memories m ON m.id = p.memory_id WHERE p.observation_id = o.id AND ({ended}))")
         unique = list(dict.fromkeys(ids))
-        rows: list[Row] = []
+        out: dict[str, Row] = {}
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
             params = (namespace, *chunk, *([as_of] if as_of else []))
-            rows.extend(self.query(sql.format(marks=",".join("?" * len(chunk))), params))
-        return {r["id"]: r for r in rows}
+            for r in self.query(sql.format(marks=",".join("?" * len(chunk))), params):
+                row = out.get(r["id"])
+                if row is None:
+                    row = out[r["id"]] = Row((k, r[k]) for k in ("id", "text", "speaker", "source", "time", "ref"))
+                    row["formed_ids"] = []
+                if r["formed_id"] is not None:
+                    row["formed_ids"].append(r["formed_id"])
+                row["formed"] = len(row["formed_ids"])
+        return out
 
     def formed_from(self, namespace: str, observation_ids: Sequence[str]) -> dict[str, list[str]]:
         """``{observation id: [ids of the memories formed from it]}`` for ``observation_ids``."""
@@ -498,6 +594,76 @@ class Ledger:
             (namespace, *LIVE_STATUSES, *subjects, "%" + _like_escape(phrase) + "%"),
         )
 
+    def recall_candidates(self, namespace: str, ids: Sequence[str], chain_starts: Sequence[str] = (),
+                          max_steps: int = MAX_CHAIN_STEPS) -> Candidates:
+        """Everything recall reads of its candidate memories, in one statement (a longer list than ``MAX_PARAMS``
+        in several): the rows of ``ids``, what replaced each, their statistics, and the heads of the supersession
+        chains that start at ``chain_starts``, with the heads' rows, successors and statistics too.
+
+        A chain is followed from its start through each memory's latest superseding or retracting link (the
+        successor ``superseded_by`` names) until a memory nothing replaced, a forget request (the walk stays
+        before it) or ``max_steps`` steps; ``heads`` maps each start whose walk moved to where it ended.
+        Unknown ids and other namespaces' rows are absent. See :class:`Candidates`."""
+        ids, starts = list(dict.fromkeys(ids)), list(dict.fromkeys(chain_starts))
+        if len(ids) + len(starts) > MAX_PARAMS:  # far beyond a recall's pool: split, chains with the first part
+            first = self.recall_candidates(namespace, ids[: max(0, MAX_PARAMS - len(starts))], starts, max_steps)
+            for at in range(max(0, MAX_PARAMS - len(starts)), len(ids), MAX_PARAMS):
+                first.merge(self.recall_candidates(namespace, ids[at : at + MAX_PARAMS], (), max_steps))
+            return first
+        if not ids and not starts:
+            return Candidates()
+        values = ", ".join(["(CAST(? AS TEXT))"] * len(ids))
+        if starts:
+            step = (f"(SELECT l.src_id FROM links l WHERE l.namespace = ? AND l.dst_id = w.cur AND l.type IN "
+                    f"{REPLACING_LINKS} ORDER BY l.created_at DESC, l.rowid DESC LIMIT 1)")
+            sql = (
+                "WITH RECURSIVE starts(id) AS (VALUES " + ", ".join(["(CAST(? AS TEXT))"] * len(starts)) + "), "
+                f"walk(start, cur, step) AS (SELECT id, id, 0 FROM starts UNION ALL SELECT w.start, {step}, w.step + 1 "
+                "FROM walk w WHERE w.step < ? AND w.cur IS NOT NULL AND w.cur != ?), "
+                "held(start, cur, step) AS (SELECT start, cur, step FROM walk WHERE cur IS NOT NULL AND cur != ?), "
+                "heads(start, cur) AS (SELECT h.start, h.cur FROM held h WHERE h.cur != h.start AND "
+                "h.step = (SELECT MAX(x.step) FROM held x WHERE x.start = h.start)), "
+                + (f"wanted(id) AS (VALUES {values} UNION SELECT cur FROM heads) " if ids
+                   else "wanted(id) AS (SELECT cur FROM heads) ")
+            )
+            params: list[Any] = [*starts, namespace, int(max_steps), FORGET_REQUEST, FORGET_REQUEST, *ids]
+        else:
+            sql = f"WITH wanted(id) AS (VALUES {values}), heads(start, cur) AS (SELECT id, id FROM wanted WHERE 1 = 0) "
+            params = list(ids)
+        sql += (f"SELECT {_CANDIDATE_COLUMNS}, h.start AS chain_start FROM wanted w CROSS JOIN memories m "  # by id
+                "LEFT JOIN heads h ON h.cur = m.id "
+                "LEFT JOIN stats s ON s.namespace = m.namespace AND s.memory_id = m.id WHERE m.id = w.id AND m.namespace = ?")
+        rows = self.query(sql, (*params, namespace))
+        found = Candidates()
+        found.add(rows)
+        found.heads = {r["chain_start"]: r["id"] for r in rows if r["chain_start"] is not None}
+        return found
+
+    def newest_of_keys(self, namespace: str, keys: Sequence[tuple[str, str]],
+                       limit: int = 20) -> tuple[list[list[str]], Candidates]:
+        """``newest_of_key`` of several keys in one statement: per key (in the order given) the ids of its
+        ``limit`` newest memories, newest first, and what recall reads of them (:class:`Candidates`: rows,
+        successors, statistics). Each key is one range of the ``mem_key_time`` index."""
+        if not keys:
+            return [], Candidates()
+        if 3 * len(keys) + 1 > MAX_PARAMS:
+            half = len(keys) // 2
+            a, b = self.newest_of_keys(namespace, keys[:half], limit), self.newest_of_keys(namespace, keys[half:], limit)
+            return a[0] + b[0], a[1].merge(b[1])
+        branch = ("SELECT * FROM (SELECT {k} AS k, id, valid_from, rowid AS ord FROM memories WHERE namespace=? AND "
+                  "subject=? AND attribute=? ORDER BY valid_from DESC, rowid DESC LIMIT ?) AS k{k}")
+        sql = ("WITH picked(k, id, valid_from, ord) AS (" + " UNION ALL ".join(branch.format(k=k) for k in range(len(keys)))
+               + f") SELECT p.k AS key_number, {_CANDIDATE_COLUMNS} FROM picked p JOIN memories m ON m.id = p.id "
+               "LEFT JOIN stats s ON s.namespace = m.namespace AND s.memory_id = m.id "
+               "ORDER BY p.k, p.valid_from DESC, p.ord DESC")
+        params = [v for subject, attribute in keys for v in (namespace, subject, attribute, int(limit))]
+        rows = self.query(sql, params)
+        found = Candidates()
+        per_key: list[list[str]] = [[] for _ in keys]
+        for k in range(len(keys)):
+            per_key[k] = found.add(r for r in rows if r["key_number"] == k)
+        return per_key, found
+
     def newest_of_key(self, namespace: str, subject: str, attribute: str, limit: int = 20) -> list[Row]:
         """The ``limit`` newest memories of one key (subject, attribute), any scope and status, newest first."""
         return self.query("SELECT * FROM memories WHERE namespace=? AND subject=? AND attribute=? "
@@ -509,6 +675,30 @@ class Ledger:
         rows = self.query("SELECT memory_id, tf, dl FROM memory_terms WHERE namespace=? AND term=? LIMIT ?",
                           (namespace, term, int(limit)))
         return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
+    def lexical_postings(self, namespace: str, terms: Sequence[str],
+                         limit: int) -> tuple[int, int, dict[str, list[tuple[str, int, int]]]]:
+        """What a lexical search reads, in one statement: ``(memories indexed, their total length in terms,
+        {term: [(memory_id, tf, dl)]})`` of ``namespace``, the postings of each of ``terms`` held by at most
+        ``limit`` memories (a term held by more is absent: whether it is costs a count in the index that stops at
+        ``limit + 1`` entries, no rows read), terms in the order given. Each term is one index range."""
+        terms = list(dict.fromkeys(terms))
+        branch = ("SELECT {k} AS k, memory_id, tf, dl FROM memory_terms WHERE namespace=? AND term=? AND "
+                  "(SELECT COUNT(*) FROM (SELECT 1 FROM memory_terms WHERE namespace=? AND term=? LIMIT ?) AS held) <= ?")
+        sql = " UNION ALL ".join(
+            ["SELECT -1 AS k, NULL AS memory_id, docs AS tf, length AS dl FROM lexical_stats WHERE namespace=?"]
+            + [branch.format(k=k) for k in range(len(terms))])
+        params: list[Any] = [namespace]
+        for term in terms:
+            params += [namespace, term, namespace, term, int(limit) + 1, int(limit)]
+        docs = length = 0
+        postings: dict[str, list[tuple[str, int, int]]] = {}
+        for r in self.query(sql, params):
+            if r["k"] < 0:
+                docs, length = int(r["tf"]), int(r["dl"])
+            else:
+                postings.setdefault(terms[r["k"]], []).append((str(r["memory_id"]), int(r["tf"]), int(r["dl"])))
+        return docs, length, {t: postings[t] for t in terms if t in postings}
 
     def term_frequency(self, namespace: str, term: str, limit: int) -> int:
         """How many memories of ``namespace`` hold ``term``, counted up to ``limit`` (a count in the index, no

@@ -108,11 +108,9 @@ def search(ledger: Ledger, namespace: str, query: str, k: int = LEXICAL_K) -> li
     terms = list(lexical_terms(query))[:MAX_QUERY_TERMS]
     if not terms or k <= 0:
         return []
-    docs, length = ledger.lexical_stats(namespace)
+    docs, length, postings = ledger.lexical_postings(namespace, terms, MAX_POSTINGS)  # one read
     if not docs:
         return []
-    postings = {t: ledger.postings(namespace, t, MAX_POSTINGS) for t in terms
-                if 0 < ledger.term_frequency(namespace, t, MAX_POSTINGS + 1) <= MAX_POSTINGS}
     scores = bm25_scores(postings, docs, length / docs)
     return [m for m, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
 
