@@ -1,27 +1,22 @@
-"""Token counting with a real BPE tokenizer (bpe-openai's vocabularies, tiktoken-compatible, bundled offline).
+"""Token counting with a real BPE tokenizer (bpe-openai, tiktoken-compatible, vocabularies bundled offline).
 
-Counting uses :mod:`memory_graph.bpe`: tiktoken's algorithm over a compact table of the vocabulary (about 4 MB,
-cached in the cache folder), which gives bpe-openai's counts without its Rust tokenizer (65 MB for o200k_base: a
-recall-only process's peak memory, issue 22). Without it (no ``regex`` module, the vocabulary file not found),
-bpe-openai's Rust tokenizer (``bpe_openai._bindings``) counts, loaded without importing the ``bpe_openai``
-package: the package's ``__init__`` decodes the cl100k, o200k and voyage3 vocabularies in Python when imported
-(about 0.6 s of every CLI call), although counting needs none of them (the Rust side holds its own). The counts
-are those of ``bpe_openai.get_encoding(name).encode(text, disallowed_special=())`` (tested equal). When the
-extension cannot be loaded that way (another bpe-openai layout), the public API is used.
+Counting uses bpe-openai's Rust tokenizer (``bpe_openai._bindings``) directly, loaded without importing the
+``bpe_openai`` package: the package's ``__init__`` decodes the cl100k, o200k and voyage3 vocabularies in Python
+when imported (about 0.6 s of every CLI call, issue 22), although counting needs none of them (the Rust side
+holds its own). The counts are those of ``bpe_openai.get_encoding(name).encode(text, disallowed_special=())``
+(tested equal). When the extension cannot be loaded that way (another bpe-openai layout), the public API is used.
 """
 
 from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
-import logging
 import sys
 from functools import lru_cache
 from typing import Any
 
 from memory_graph.errors import InvalidInputError
 
-log = logging.getLogger(__name__)
 _BINDINGS = "bpe_openai._bindings"
 
 
@@ -58,23 +53,7 @@ class _PublicCounter:
 
 @lru_cache(maxsize=4)
 def _counter(name: str) -> Any:
-    """An object with ``count(text) -> int`` for encoding ``name``: the compact counter (``memory_graph.bpe``: the
-    same counts in about 4 MB instead of the Rust tokenizer's 65 MB, issue 22), else the Rust tokenizer, else the
-    public API."""
-    from memory_graph import bpe
-
-    try:
-        return bpe.compact_counter(name)
-    except (
-        KeyError,
-        ImportError,
-        OSError,
-        ValueError,
-    ) as exc:  # an unknown name, no vocabulary file or no regex
-        if name in bpe.PATTERNS:
-            log.warning(
-                "token counts of %s use bpe-openai's tokenizer (%s: %s)", name, type(exc).__name__, exc
-            )
+    """An object with ``count(text) -> int`` for encoding ``name`` (the Rust tokenizer, else the public API)."""
     try:
         bindings = _load_bindings()
     except Exception:  # noqa: BLE001 - any failure of the private path falls back to the public one
