@@ -413,3 +413,47 @@ def test_import_refuses_an_item_whose_message_is_nowhere(
     one_error_line(stderr, "nosuchid")
     with Memory(tmp_path / "orphan", user_id="alice") as mem:
         assert mem.store.ledger.query("SELECT COUNT(*) AS n FROM observations")[0]["n"] == 0
+
+
+# ---- fifth breaker run, F1/F2: ordinary values are no identifiers ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I worked at Acme Corp 2019-2024 as a tester.",
+        "Results for Q3 2024, plans for H1 2025, the F1 2024 season",
+        "The salary band is 60000-75000 or 10.000-15.000 or 1299.00 - 1499.00.",
+        "The kids are 10 12 14 16, lotto 4 8 15 16 23 42, refs 2019/2020/2021",
+        "The fee is CHF 200, rent EUR 1500, bonus USD 2500, flight on 24 DEC 2024",
+        "The server is at 192.168.1.1 and runs Node v18.17.0 and Python 3.11.4",
+        "I use GPT-4o, gpt-3.5 and llama3 on an RTX 4090",
+        "My HbA1c is fine, I take vitamin-D3, had SARS-CoV-2 once",
+        "The table is utf8mb4 on x86_64 with log4j on a t3.micro",
+    ],
+)
+def test_periods_ranges_versions_amounts_and_product_terms_are_no_identifiers(text: str) -> None:
+    """F1/F2 (fifth breaker run, critical): each of these counted as an identifier, so forgetting one fact erased
+    every other message that mentioned the same year range, quarter, version or product."""
+    assert erase.identifiers(text) == []
+
+
+def test_forgetting_a_fact_keeps_another_with_the_same_year_range(mem: Memory) -> None:
+    """F1: "2019-2024" was a needle (8 digits in a group), so the Lisbon message went with the Acme one."""
+    refs = _observe(mem, ["I worked at Acme Corp 2019-2024 as a tester.", "I lived in Lisbon 2019-2024 with my sister."])
+    mem.forget(_memory_of(mem, refs["I worked at Acme Corp 2019-2024 as a tester."]), hard=True)
+    assert _texts(mem) == {"I lived in Lisbon 2019-2024 with my sister."}
+
+
+def test_deleting_an_item_keeps_another_item_of_the_same_quarter(tmp_path: Path) -> None:
+    """F2: "Q3 2024" was a code written in groups, so deleting one item deleted the review item of another path."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        store.put(("alice", "memories"), "trip", {"content": "Alice travels to Tokyo in Q3 2024."})
+        store.put(("alice", "calendar"), "review", {"content": "Performance review for Q3 2024"})
+        store.delete(("alice", "memories"), "trip")
+        assert store.get(("alice", "memories"), "trip") is None
+        assert store.get(("alice", "calendar"), "review") is not None
+    finally:
+        store.close()

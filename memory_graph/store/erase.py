@@ -82,6 +82,25 @@ _DIGIT_RUN = re.compile(r"(?<!\w)\+?\(?\d[\d \-./()]*\d\)?(?!\w)")
 _DATE = re.compile(r"(?<!\d)(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})(?!\d)")
 _THOUSANDS = re.compile(r"\d{1,3}(?:[ .,']\d{3})+(?:[.,]\d+)?")
 _YEAR = re.compile(r"(?:19|20)\d\d")
+CODE_DIGITS_ALWAYS = 6
+"""A code of letters and digits with at least this many digits is an identifier whatever its letters
+(``alpha247514q9``); one with fewer is an identifier only when its letters are no word or known term."""
+TERM_ZIPF = 2.0
+"""A run of 3+ letters of a code at or above this ``wordfreq`` Zipf frequency is a word or a known term ("gpt" 2.4,
+"rtx" 2.3, "hba" 2.1, "llama", "log"): the code is a product, a model or a medical/tech term, not a person's
+identifier (fifth breaker run: "GPT-4o", "RTX 4090", "HbA1c" erased unrelated facts)."""
+_TERMS = frozenset(
+    ["gpt", "gtx", "rtx", "utf", "sha", "md", "ddr", "lte", "ipv", "ios", "usb", "hdmi", "cpu", "gpu", "ssd", "hdd", "ram", "wcag", "iso", "pci", "soc", "nba", "fifa", "arm", "amd", "intel", "cov", "sars", "hba", "bmw", "vw", "audi", "mac", "win", "ecma", "mpeg", "aac", "avc", "hevc"]
+)
+"""Known terms whose letters may be rare in wordfreq yet never a person's identifier."""
+_CURRENCIES = (
+    "usd|eur|gbp|jpy|chf|cad|aud|inr|cny|rmb|sek|nok|dkk|pln|czk|huf|brl|mxn|zar|nzd|sgd|hkd|krw|rub|ils|aed|"
+    "sar|thb|idr|php|myr|vnd|btc|eth|ron|bgn|isk|try"
+)
+_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec"
+_VERSION = re.compile(r"[vV]?\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]+\d*)?")
+"""A version number (``v18.17.0``, ``3.11.4``, ``1.2.3-beta1``)."""
+_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 DIGITS_MIN = 7
 """A run of digits is an identifier (a phone, an SSN, an account number) from this many digits: fewer is a
 count, an amount, a time or a year."""
@@ -131,7 +150,7 @@ def identifiers(text: str) -> list[str]:
     rest = _EMAIL.sub(" ", text)
     for raw in rest.split():
         word = raw.strip(_PUNCT)
-        if _is_code(_core(word)):
+        if not _VERSION.fullmatch(word) and _is_code(_core(word), word):
             out.append(word)
     out += _grouped_codes(rest)
     for m in _DIGIT_RUN.finditer(rest):
@@ -140,11 +159,45 @@ def identifiers(text: str) -> list[str]:
         if len(digits) < DIGITS_MIN or _DATE.search(run) or re.fullmatch(r"\d+[.,]\d+", run):
             continue
         if not run.startswith("+") and (
-            _THOUSANDS.fullmatch(run) or (" " in run and any(_YEAR.fullmatch(group) for group in run.split()))
+            _THOUSANDS.fullmatch(run)
+            or (" " in run and any(_YEAR.fullmatch(group) for group in run.split()))
+            or all(_YEAR.fullmatch(group) for group in re.split(r"[\s,;/]+", run))
+            or _is_number_list(run)
+            or _is_range(run)
+            or _IP.fullmatch(run)
+            or _VERSION.fullmatch(run)
         ):
             continue
         out.append(digits)
     return list(dict.fromkeys(out))
+
+
+def _is_number_list(run: str) -> bool:
+    """Whether a run of digits is a list of small numbers (``10 12 14 16``, ``4 8 15 16 23 42``): groups of at most
+    two digits, none with a leading zero (``06 12 34 56 78`` is a phone)."""
+    groups = re.split(r"[\s,;/]+", run.strip())
+    return len(groups) >= 2 and all(re.fullmatch(r"[1-9]\d?", g) for g in groups)
+
+
+def _is_range(run: str) -> bool:
+    """Whether a run of digits is a range of two numbers (``2019-2024``, ``60000-75000``, ``10.000-15.000``,
+    ``1299.00 - 1499.00``): two sides joined by a dash, of the same shape, neither with a leading zero, the second
+    larger (``555-0123`` and ``078-05-1120`` are not)."""
+    sides = re.split(r"\s*[-\u2013\u2014]\s*", run.strip())
+    if len(sides) != 2 or any(not s or s[0] == "0" for s in sides):
+        return False
+    shape = [re.sub(r"\d", "9", s) for s in sides]
+    if shape[0] != shape[1]:
+        return False
+
+    def value(side: str) -> float:
+        whole = re.sub(r"[.,' ](?=\d{3}(?:\D|$))", "", side)
+        return float(whole.replace(",", "."))
+
+    try:
+        return value(sides[1]) > value(sides[0])
+    except ValueError:
+        return False
 
 
 def _core(word: str) -> str:
@@ -173,7 +226,7 @@ def _grouped_codes(text: str) -> list[str]:
                 and _is_code(_core("".join(run[1:] if end == 0 else run[:-1])))
             ):
                 run.pop(end)
-        if len(run) >= 2 and _is_code(_core("".join(run))):
+        if len(run) >= 2 and _is_code(_core("".join(run)), " ".join(run)):
             out.append("".join(run))
         run.clear()
 
@@ -194,19 +247,29 @@ def _grouped_codes(text: str) -> list[str]:
     return out
 
 
-def _is_code(core: str) -> bool:
+def _is_code(core: str, word: str = "") -> bool:
     """Whether ``core`` (a word, lower case, without ``-_/.``) is a code (:data:`_CODE`) and not numbers with units
     (:data:`_MEASURE`), a common word with a number ("covid19", "iphone15") or a period ("fy2024", "q2025")."""
     if (
         not _CODE.fullmatch(core)
         or _MEASURES.fullmatch(core)
-        or re.fullmatch(r"[a-z]{1,3}(?:19|20)\d\d", core)
+        or re.fullmatch(r"[a-z]{1,3}\d{0,2}(?:19|20)\d\d|(?:19|20)\d\d[a-z]{1,3}\d{0,2}", core)
+        or re.fullmatch(rf"(?:{_CURRENCIES})\d+(?:[.,]\d+)?", core)
+        or re.fullmatch(rf"\d{{0,2}}(?:{_MONTHS})\d{{0,4}}", core)
     ):
         return False
     from wordfreq import zipf_frequency
 
-    letters = re.findall(rf"{_LETTER}+", core)
-    return not (len(letters) == 1 and len(letters[0]) >= 3 and zipf_frequency(letters[0], "en") >= 3.0)
+    letters = re.findall(rf"{_LETTER}+", (word or core).lower())  # "vitamin-D3": "vitamin", "d"
+    digits = sum(c.isdigit() for c in core)
+    if digits >= CODE_DIGITS_ALWAYS:  # "x12345678", "alpha247514q9": a number with a label is still the number
+        return True
+    if all(len(run) == 1 for run in letters):  # "x86_64", "Q3 2024", "v18.17.0", "t3", "7800X3D": a model/period
+        return False
+    # a word or known term with a number ("llama3", "GPT-4o", "HbA1c", "SARS-CoV-2", "utf8mb4", "log4j", "RTX 4090")
+    return not any(
+        len(run) >= 3 and (zipf_frequency(run, "en") >= TERM_ZIPF or run in _TERMS) for run in letters
+    )
 
 
 def _quoting(led: Ledger, ns: str, table: str, column: str, needles: Sequence[str]) -> set[str]:
