@@ -440,7 +440,9 @@ def test_periods_ranges_versions_amounts_and_product_terms_are_no_identifiers(te
 
 def test_forgetting_a_fact_keeps_another_with_the_same_year_range(mem: Memory) -> None:
     """F1: "2019-2024" was a needle (8 digits in a group), so the Lisbon message went with the Acme one."""
-    refs = _observe(mem, ["I worked at Acme Corp 2019-2024 as a tester.", "I lived in Lisbon 2019-2024 with my sister."])
+    refs = _observe(
+        mem, ["I worked at Acme Corp 2019-2024 as a tester.", "I lived in Lisbon 2019-2024 with my sister."]
+    )
     mem.forget(_memory_of(mem, refs["I worked at Acme Corp 2019-2024 as a tester."]), hard=True)
     assert _texts(mem) == {"I lived in Lisbon 2019-2024 with my sister."}
 
@@ -457,3 +459,45 @@ def test_deleting_an_item_keeps_another_item_of_the_same_quarter(tmp_path: Path)
         assert store.get(("alice", "calendar"), "review") is not None
     finally:
         store.close()
+
+
+# ---- fifth breaker run, F3: a short secret is a needle; F4: only identifying slots give rare words -------------
+
+
+@pytest.mark.parametrize(
+    ("erased", "quoting"),
+    [
+        ("My PIN is 4471.", "Tell the babysitter 4471 opens the front door."),
+        ("The door code is 558213.", "Courier: ring and type 558213 at the gate."),
+        ("My password is Tr0ub4dor&3.", "I wrote Tr0ub4dor&3 on a sticky note."),
+        ("My password is hunter2.", "Typed hunter2 into the router page."),
+        ("My licence plate is B-MW 1234.", "The car B-MW 1234 is parked outside."),
+    ],
+)
+def test_a_short_secret_is_erased_where_another_message_quotes_it(
+    mem: Memory, erased: str, quoting: str
+) -> None:
+    """F3 (fifth breaker run, critical): a 4-digit PIN, a 6-digit code, a password and a plate are no identifier by
+    shape, so the message that quoted them kept the secret. The value of a secret (an identifying slot's value, or
+    what a text gives a code/PIN/password/plate) is a needle; a longer number holding it is not a quote."""
+    unrelated = ["I live in Porto.", "Order 44710 shipped.", "Invoice 2024-4471-9 is paid."]
+    refs = _observe(mem, [*unrelated, erased, quoting])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == set(unrelated)
+
+
+def test_forgetting_an_employer_keeps_other_facts_that_name_it(mem: Memory) -> None:
+    """F4: the rare word of every forgotten slot value was a needle, so forgetting the employer erased the manager.
+    Only a slot that identifies the user (name, surname, e-mail, phone, address, secrets) gives rare words."""
+    refs = _observe(mem, ["I work at Northwind.", "My manager at Northwind is Ingeborg."])
+    mem.forget(_memory_of(mem, refs["I work at Northwind."]), hard=True)
+    assert _texts(mem) == {"My manager at Northwind is Ingeborg."}
+
+
+def test_a_digit_needle_is_a_whole_number() -> None:
+    """F7: a short digit needle matched part of a longer number written in groups."""
+    assert not erase.quotes("Tracking 1234 567 890 arrived.", ["1234567"])
+    assert not erase.quotes("Call +1 (212) 555-0123 tonight.", ["5550123"])
+    assert erase.quotes("Call 555-0123 tonight.", ["5550123"])
+    assert erase.quotes("PINs 4471, 5582.", ["4471"])
+    assert not erase.quotes("Invoice 2024-4471-9.", ["4471"])

@@ -90,7 +90,47 @@ TERM_ZIPF = 2.0
 "rtx" 2.3, "hba" 2.1, "llama", "log"): the code is a product, a model or a medical/tech term, not a person's
 identifier (fifth breaker run: "GPT-4o", "RTX 4090", "HbA1c" erased unrelated facts)."""
 _TERMS = frozenset(
-    ["gpt", "gtx", "rtx", "utf", "sha", "md", "ddr", "lte", "ipv", "ios", "usb", "hdmi", "cpu", "gpu", "ssd", "hdd", "ram", "wcag", "iso", "pci", "soc", "nba", "fifa", "arm", "amd", "intel", "cov", "sars", "hba", "bmw", "vw", "audi", "mac", "win", "ecma", "mpeg", "aac", "avc", "hevc"]
+    [
+        "gpt",
+        "gtx",
+        "rtx",
+        "utf",
+        "sha",
+        "md",
+        "ddr",
+        "lte",
+        "ipv",
+        "ios",
+        "usb",
+        "hdmi",
+        "cpu",
+        "gpu",
+        "ssd",
+        "hdd",
+        "ram",
+        "wcag",
+        "iso",
+        "pci",
+        "soc",
+        "nba",
+        "fifa",
+        "arm",
+        "amd",
+        "intel",
+        "cov",
+        "sars",
+        "hba",
+        "bmw",
+        "vw",
+        "audi",
+        "mac",
+        "win",
+        "ecma",
+        "mpeg",
+        "aac",
+        "avc",
+        "hevc",
+    ]
 )
 """Known terms whose letters may be rare in wordfreq yet never a person's identifier."""
 _CURRENCIES = (
@@ -262,9 +302,13 @@ def _is_code(core: str, word: str = "") -> bool:
 
     letters = re.findall(rf"{_LETTER}+", (word or core).lower())  # "vitamin-D3": "vitamin", "d"
     digits = sum(c.isdigit() for c in core)
-    if digits >= CODE_DIGITS_ALWAYS:  # "x12345678", "alpha247514q9": a number with a label is still the number
+    if (
+        digits >= CODE_DIGITS_ALWAYS
+    ):  # "x12345678", "alpha247514q9": a number with a label is still the number
         return True
-    if all(len(run) == 1 for run in letters):  # "x86_64", "Q3 2024", "v18.17.0", "t3", "7800X3D": a model/period
+    if all(
+        len(run) == 1 for run in letters
+    ):  # "x86_64", "Q3 2024", "v18.17.0", "t3", "7800X3D": a model/period
         return False
     # a word or known term with a number ("llama3", "GPT-4o", "HbA1c", "SARS-CoV-2", "utf8mb4", "log4j", "RTX 4090")
     return not any(
@@ -296,10 +340,19 @@ def _word_pattern(needle: str) -> str:
     ``Ameli`` not in ``Amelie``; ``7734-QK`` is found as ``7734QK`` and ``7734 QK``, ``7734QK`` as ``7734-QK``
     (breaker runs, issue 21)."""
     chars = [re.escape(c) for c in fold(needle) if re.match(r"[^\W_]", c)]
-    return r"(?<!\w)" + _SEP.join(chars) + r"(?!\w)" if chars else re.escape(fold(needle))
+    if not chars:
+        return re.escape(fold(needle))
+    head = r"(?<!\w)" + (_NOT_AFTER_DIGITS if chars[0].isdigit() else "")
+    tail = r"(?!\w)" + (r"(?![ \-./()]{1,3}\d)" if chars[-1].isdigit() else "")
+    return head + _SEP.join(chars) + tail
 
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
+_NOT_AFTER_DIGITS = r"(?<!\d[ \-./()])(?<!\d[ \-./()]{2})(?<!\d[ \-./()]{3})"
+"""A needle that starts with a digit is not found right after a digit group joined to it by a separator, nor one
+that ends with a digit right before one (``1234567`` is not in "1234 567 890", ``5550123`` not in
+"+1 (212) 555-0123"): a digit needle is a whole number (fifth breaker run, F7). A comma or semicolon is a list
+separator, not a joiner ("PINs 4471, 5582" names 4471)."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -387,7 +440,9 @@ def quotes_value(value: Any, needles: Sequence[str]) -> bool:
     return any(quotes(text, needles) for text in strings_of(value))
 
 
-def needles_of(texts: list[str], slot_values: list[str], memory_ids: list[str]) -> list[str]:
+def needles_of(
+    texts: list[str], slot_values: list[str], memory_ids: list[str], secrets: Sequence[str] = ()
+) -> list[str]:
     """The strings whose presence marks a row as quoting erased content: whole texts of at least
     ``QUOTE_MIN_CHARS`` characters and ``QUOTE_MIN_WORDS`` words (a substring), the identifiers of every text
     (:func:`identifiers`), the rare words of ``slot_values`` (:func:`rare_words`: a name a structured memory holds,
@@ -400,8 +455,82 @@ def needles_of(texts: list[str], slot_values: list[str], memory_ids: list[str]) 
         t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS
     ]
     found = [n for t in texts for n in identifiers(t)] + [w for v in slot_values for w in rare_words(v)]
+    found += [n for v in [*secrets, *(v for t in texts for v in secret_values(t))] if (n := value_needle(v))]
     out = quotable + found + [f"m:{m}" for m in memory_ids]
     return sorted(set(out), key=lambda s: (len(s), s))
+
+
+IDENTIFYING = re.compile(
+    r"\b(?:name|surname|first name|last name|family name|maiden name|nickname|username|user name|login|e-?mail|"
+    r"phone|mobile|phone number|address|home address|pin|password|passcode|passphrase|passwort|code|combination|"
+    r"plate|licen[cs]e plate|number|iban|account|ssn|passport|id|tax id|card)\b",
+    re.IGNORECASE,
+)
+"""An attribute that identifies the user or is a secret of theirs (``name``, ``surname``, ``email``, ``pin``,
+``password``, ``locker code``, ``licence plate``): its value is a needle whatever its shape (:func:`value_needle`;
+fifth breaker run, F3). Rare words of a slot value are :func:`names_someone`'s business."""
+_SECRET = re.compile(
+    r"\b(?:pin|code|passcode|password|passphrase|passwort|combination|plate|username|login)\b"
+    r"(?:\s+(?:number|no\.?))?\s*(?:\bis\b|\bwas\b|=|:)\s*(\S+(?:\s+\S+){0,2})",
+    re.IGNORECASE,
+)
+
+
+def secret_values(text: str) -> list[str]:
+    """The values a text gives to a secret ("The door code is 558213.", "password: hunter2", "plate is B-MW 1234"):
+    up to three tokens after the keyword and ``is``/``:``, ending at the first common word or sentence end."""
+    from wordfreq import zipf_frequency
+
+    out = []
+    for m in _SECRET.finditer(text):
+        tokens: list[str] = []
+        for raw in m.group(1).split():
+            token = raw.rstrip(_PUNCT) if raw[-1:] in ".,;:!?)\"'" else raw
+            if not token or (token.isalpha() and zipf_frequency(token, "en") >= 3.0):
+                break
+            tokens.append(token)
+            if token != raw:
+                break
+        if tokens:
+            out.append(" ".join(tokens))
+    return out
+
+
+def value_needle(value: str) -> str | None:
+    """A secret's or an identifying slot's value as a word needle (its whitespace dropped, so it is found with its
+    separators optional: ``B-MW 1234``, ``4471``, ``hunter2``, ``Tr0ub4dor&3``), or None when it is too short (fewer
+    than 4 letters and digits), longer than ``SLOT_MAX_WORDS`` or one common word (a password "banana" would take
+    every message about bananas)."""
+    from wordfreq import zipf_frequency
+
+    value = value.strip().strip(_PUNCT)
+    if not value or len(value.split()) > SLOT_MAX_WORDS or len(_NOT_ALNUM.sub("", value)) < 4:
+        return None
+    if all(w.isalpha() and zipf_frequency(w, "en") >= 3.0 for w in value.split()):
+        return None
+    return "".join(value.split())
+
+
+SHARED = re.compile(
+    r"^(?:employer|company|workplace|office|team|job|role|occupation|profession|title|school|university|college|"
+    r"location|home|city|town|country|hometown|birthplace|nationality|region|neighbou?rhood|languages?|"
+    r"tools?|tool for .*|.* version|hobby|hobbies|diet|sport|religion|club|gym|bank|church|airline)$",
+    re.IGNORECASE,
+)
+"""Slots whose value is a place, an organisation or a thing many facts share (``employer`` "Northwind",
+``location`` "Lisbon"): a ``forget`` of one takes no rare word of its value, since "My manager at Northwind is
+Ingeborg" does not quote the user's employment (fifth breaker run, F4). Any other slot's value is a name the user
+gave (a person's, a pet's: ``cat`` "Zorblax", ``physiotherapist`` "Ameli Brandt") and its rare words are needles."""
+
+
+def names_someone(memory: Any) -> bool:
+    """Whether a structured memory's value is a name (not a :data:`SHARED` slot, not a note)."""
+    return memory["kind"] != "note" and not SHARED.match(str(memory["attribute"] or "").strip())
+
+
+def identifying(memory: Any) -> bool:
+    """Whether a structured memory's slot identifies the user or is a secret (:data:`IDENTIFYING`)."""
+    return memory["kind"] != "note" and bool(IDENTIFYING.search(str(memory["attribute"] or "")))
 
 
 def slot_value(memory: Any) -> str | None:
@@ -470,8 +599,14 @@ def plan(
     only_erased = {m for m, src in formed.items() if src <= obs_ids}  # no other message supports them
     mems = led.memories(ns, sorted(targets | set(formed)))
     texts = [r["text"] for r in obs_rows.values()] + [m["text"] for m in mems.values()]
-    slots = [v for m in targets if m in mems and (v := slot_value(mems[m])) is not None] if slot_words else []
-    needles = needles_of(texts, slots, sorted((targets | only_erased) & set(mems)))
+    own = [mems[m] for m in sorted((targets | only_erased) & set(mems)) if identifying(mems[m])]
+    secrets = [v for m in own if (v := slot_value(m)) is not None]
+    slots = [
+        v for m in targets if m in mems and names_someone(mems[m]) and (v := slot_value(mems[m])) is not None
+    ]
+    needles = needles_of(
+        texts, slots if slot_words else [], sorted((targets | only_erased) & set(mems)), secrets
+    )
     quoting = _quoting(led, ns, "observations", "text", needles) - obs_ids
     all_obs = obs_ids | quoting
     said = {
