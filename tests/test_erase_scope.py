@@ -501,3 +501,24 @@ def test_a_digit_needle_is_a_whole_number() -> None:
     assert erase.quotes("Call 555-0123 tonight.", ["5550123"])
     assert erase.quotes("PINs 4471, 5582.", ["4471"])
     assert not erase.quotes("Invoice 2024-4471-9.", ["4471"])
+
+
+def test_deleting_a_common_reply_keeps_the_users_identical_chat_turns(mem: Memory) -> None:
+    """F8 (fifth breaker run): identity by text took every chat turn and recall record whose text was "Yes." when a
+    message "yes" was erased; identity by text now needs a text that identifies (two words, one not common)."""
+    _chat(mem, "default", ["Yes."])
+    target = mem.observe("yes", speaker="user", time="2024-05-01T09:00:00", ref="item-yes")
+    obs = mem.store.ledger.query("SELECT id FROM observations WHERE namespace='dana' AND ref='item-yes'")
+    mem.store.erase("dana", observation_ids=[obs[0]["id"]])
+    assert target is not None
+    queries = [r["query"] for r in mem.store.ledger.query("SELECT query FROM recalls WHERE namespace='dana'")]
+    assert "Yes." in queries
+    conn = sqlite3.connect(str(mem.store.path / THREADS_FILE))
+    try:
+        saver = SqliteSaver(conn)
+        state = saver.get_tuple({"configurable": {"thread_id": thread_key("dana", "default")}})
+        assert state is not None
+        contents = [m.content for m in state.checkpoint["channel_values"]["messages"]]
+    finally:
+        conn.close()
+    assert "Yes." in contents

@@ -405,6 +405,24 @@ def same_text(text: str | None) -> str:
     return " ".join(fold(text or "").split()).strip(_PUNCT + " ")
 
 
+SAME_MIN_WORDS = 2
+SAME_RARE_ZIPF = 4.5
+
+
+def identifies(text: str) -> bool:
+    """Whether a text is specific enough that another row holding exactly it carries it (:data:`Plan.same`): at least
+    ``SAME_MIN_WORDS`` words, one of them with a digit or below ``SAME_RARE_ZIPF`` (not "yes", "Thank you very
+    much!", "ok thanks"). Deleting an item "yes" took the user's chat turns "Yes." (fifth breaker run, F8); a row
+    that is the erased message itself (its id, its ref) goes by identity all the same."""
+    from wordfreq import zipf_frequency
+
+    words = [w.strip(_PUNCT) for w in text.split()]
+    words = [w for w in words if w]
+    return len(words) >= SAME_MIN_WORDS and any(
+        any(c.isdigit() for c in w) or zipf_frequency(w, "en") < SAME_RARE_ZIPF for w in words
+    )
+
+
 def strings_of(value: Any) -> Iterator[str]:
     """Every string a value holds, depth first: a JSON value's strings (keys included), a chat message's content,
     tool calls, extra fields and artifact, the fields of any other object (a dataclass, a Pydantic model), else its
@@ -617,7 +635,7 @@ def plan(
     ) - targets
     kept = _supported_elsewhere(led, ns, candidates, all_obs, needles, said)
     erased = (targets & set(mems)) | (candidates - kept)
-    same = said | {same_text(mems[m]["text"]) for m in targets if m in mems} - {""}
+    same = {t for t in said | {same_text(mems[m]["text"]) for m in targets if m in mems} if identifies(t)}
     return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept))
 
 
