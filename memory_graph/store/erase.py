@@ -45,10 +45,11 @@ year, a number with a unit ("10:30am", "2025-06-10", "1,200", "500mg"), a common
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -356,17 +357,25 @@ separator, not a joiner ("PINs 4471, 5582" names 4471)."""
 
 
 @functools.lru_cache(maxsize=256)
-def _compiled(needles: tuple[str, ...]) -> tuple[list[str], list[tuple[str, re.Pattern[str]]]]:
-    """``(substrings, [(letters and digits, pattern)])`` of ``needles`` (:func:`quotes`), folded."""
+def _compiled(
+    needles: tuple[str, ...],
+) -> tuple[list[str], list[tuple[str, re.Pattern[str]]], list[tuple[str, int, str]]]:
+    """``(substrings, [(letters and digits, pattern)], [(salt, length, digest)])`` of ``needles`` (:func:`quotes`),
+    folded."""
     literals: list[str] = []
     words: list[tuple[str, re.Pattern[str]]] = []
+    hashed: list[tuple[str, int, str]] = []
     for needle in needles:
+        if needle.startswith(_HASHED):
+            salt, length, digest = needle[len(_HASHED) :].rsplit(":", 2)
+            hashed.append((salt, int(length), digest))
+            continue
         key = _NOT_ALNUM.sub("", fold(needle)) if needle and _is_word(needle) else ""
         if key:
             words.append((key, re.compile(_word_pattern(needle))))
         elif needle:
             literals.append(fold(needle))
-    return literals, words
+    return literals, words, hashed
 
 
 def quotes(text: str | None, needles: Sequence[str]) -> bool:
@@ -377,10 +386,13 @@ def quotes(text: str | None, needles: Sequence[str]) -> bool:
     are the many codes of a pasted log is not one regex alternation per character of every message."""
     if not text:
         return False
-    literals, words = _compiled(tuple(needles))
+    literals, words, hashed = _compiled(tuple(needles))
     low = fold(str(text))
     if any(literal in low for literal in literals):
         return True
+    for salt, length, digest in hashed:  # a whole text kept as a digest (a pending erase job): every window
+        if any(_text_digest(salt, low[i : i + length]) == digest for i in range(len(low) - length + 1)):
+            return True
     if not words:
         return False
     squashed = _NOT_ALNUM.sub("", low)
@@ -639,13 +651,59 @@ def plan(
     return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept))
 
 
-def erase_job_needles(column: str) -> tuple[list[str], list[str]]:
-    """``(needles, same)`` of an ``erase_jobs`` row's ``needles`` column (``Tx.add_erase_job``; a plain list of
-    needles from an older version)."""
+_HASHED = "\x00h:"
+"""The prefix of a whole-text needle kept as a digest by a pending erase job (:func:`job_payload`)."""
+
+
+def _text_digest(salt: str, text: str) -> str:
+    return hashlib.sha256(f"{salt}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Said:
+    """Erased texts as identity compares them (``same_text(t) in said``), held as plain text (inside the hard
+    delete) or as salted digests (a pending ``erase_jobs`` row, :func:`job_payload`)."""
+
+    def __init__(self, plain: Iterable[str] = (), digests: Iterable[str] = (), salt: str = "") -> None:
+        self.plain = {t for t in plain if t}
+        self.digests = set(digests)
+        self.salt = salt
+
+    def __contains__(self, text: object) -> bool:
+        if not isinstance(text, str) or not text:
+            return False
+        return text in self.plain or (bool(self.digests) and _text_digest(self.salt, text) in self.digests)
+
+    def __bool__(self) -> bool:
+        return bool(self.plain or self.digests)
+
+
+def job_payload(needles: Sequence[str], same: Sequence[str], salt: str) -> dict[str, Any]:
+    """What an ``erase_jobs`` row keeps to scrub the chat threads later (``Tx.add_erase_job``): no whole erased text.
+    A whole-text needle is kept as its length and salted digest (found again by digesting each window of that
+    length, :func:`quotes`), the texts compared by identity as salted digests of their :func:`same_text`. Word
+    needles (an identifier, a secret's value, a rare word of a name) and ``m:ID`` are kept as they are: they are
+    what the scrub must find, with its separators optional, which no digest allows (fifth breaker run, F5)."""
+    kept = []
+    for needle in needles:
+        if _is_word(needle) or needle.startswith("m:"):
+            kept.append(needle)
+        else:
+            low = fold(needle)
+            kept.append(f"{_HASHED}{salt}:{len(low)}:{_text_digest(salt, low)}")
+    return {"needles": kept, "same_digests": sorted({_text_digest(salt, t) for t in same if t}), "salt": salt}
+
+
+def erase_job_needles(column: str) -> tuple[list[str], Said]:
+    """``(needles, same)`` of an ``erase_jobs`` row's ``needles`` column (:func:`job_payload`; a dict with plain
+    ``same`` texts or a plain list of needles from an older version)."""
     value = json.loads(column)
     if isinstance(value, dict):
-        return [str(n) for n in value.get("needles", [])], [str(t) for t in value.get("same", [])]
-    return [str(n) for n in value], []
+        return [str(n) for n in value.get("needles", [])], Said(
+            plain=[str(t) for t in value.get("same", [])],
+            digests=[str(d) for d in value.get("same_digests", [])],
+            salt=str(value.get("salt", "")),
+        )
+    return [str(n) for n in value], Said()
 
 
 def _formed_from(led: Ledger, ns: str, obs_ids: set[str]) -> set[str]:
