@@ -13,10 +13,12 @@
 2. **by quotation**: every other message, memory, item, recall record, link reason and event detail of the
    namespace that quotes identifying parts of what 1 erased (:func:`needles_of`): a whole erased text of at least
    ``QUOTE_MIN_WORDS`` words and ``QUOTE_MIN_CHARS`` characters; an identifier of any erased text
-   (:func:`identifiers`: an e-mail address, a phone number, an IBAN or account number, an SSN, a code of letters
-   and digits in any script, written with or without separators); ``m:ID`` of an erased memory; and, for a
-   ``forget`` (``slot_words``), a rare word of the forgotten memory's short slot value (a name: "Zorblax"), never
-   of a whole sentence (a note);
+   (:func:`identifiers`: an e-mail address, a phone number, an IBAN or account number, an SSN, a personal code of
+   letters and digits in any script, written with or without separators; not a period, range, amount, version or
+   product term); the value of a secret or identifying slot whatever its shape (:data:`IDENTIFYING`,
+   :func:`secret_values`, :func:`value_needle`: "4471", "hunter2"); ``m:ID`` of an erased memory; and, for a
+   ``forget`` (``slot_words``), a rare word of the forgotten memory's short slot value when the slot names someone
+   (:func:`names_someone`: "Zorblax", not the employer "Northwind"), never of a whole sentence (a note);
 3. **no cascade**: the needles come from 1 only, never from a text erased in 2 because it quoted them (erasing a
    locker code took the message naming it, then through that message's rare words two messages that did not).
 
@@ -186,7 +188,10 @@ def identifiers(text: str) -> list[str]:
       a decimal or a list of years.
 
     A time, a date, an amount or a count ("10:30am", "2025-06-10", "1,200", "10000") is no identifier: deleting
-    "call mom 10:30am" erased "My dentist appointment is at 10:30am on Friday." (breaker run, issue 21)."""
+    "call mom 10:30am" erased "My dentist appointment is at 10:30am on Friday." (breaker run, issue 21). Nor is a
+    range ("2019-2024", "60000-75000"), a period ("Q3 2024"), a list of small numbers, an amount with a currency
+    ("CHF 200"), an IP address, a version ("v18.17.0") or a product/tech/health term ("GPT-4o", "RTX 4090",
+    "HbA1c", "x86_64"): :func:`_is_code` (fifth breaker run, F1/F2; when in doubt, no identifier)."""
     out = [m.group(0).strip(".").lower() for m in _EMAIL.finditer(text)]
     rest = _EMAIL.sub(" ", text)
     for raw in rest.split():
