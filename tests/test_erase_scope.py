@@ -472,6 +472,7 @@ def test_deleting_an_item_keeps_another_item_of_the_same_quarter(tmp_path: Path)
         ("My password is Tr0ub4dor&3.", "I wrote Tr0ub4dor&3 on a sticky note."),
         ("My password is hunter2.", "Typed hunter2 into the router page."),
         ("My licence plate is B-MW 1234.", "The car B-MW 1234 is parked outside."),
+        ("I live at 12 Elm Street, Springfield.", "Send the parcel to 12 Elm Street please."),
     ],
 )
 def test_a_short_secret_is_erased_where_another_message_quotes_it(

@@ -496,13 +496,13 @@ def needles_of(
 
 
 IDENTIFYING = re.compile(
-    r"\b(?:name|surname|first name|last name|family name|maiden name|nickname|username|user name|login|e-?mail|"
+    r"(?:^|\s)(?:name|surname|first name|last name|family name|maiden name|nickname|username|user name|login|e-?mail|"
     r"phone|mobile|phone number|address|home address|pin|password|passcode|passphrase|passwort|code|combination|"
-    r"plate|licen[cs]e plate|number|iban|account|ssn|passport|id|tax id|card)\b",
+    r"plate|licen[cs]e plate|number|iban|account|ssn|passport|id|tax id|card)$",
     re.IGNORECASE,
 )
 """An attribute that identifies the user or is a secret of theirs (``name``, ``surname``, ``email``, ``pin``,
-``password``, ``locker code``, ``licence plate``): its value is a needle whatever its shape (:func:`value_needle`;
+``password``, ``locker code``, ``licence plate``; the attribute's last words, so ``phone model`` is not): its value is a needle whatever its shape (:func:`value_needle`;
 fifth breaker run, F3). Rare words of a slot value are :func:`names_someone`'s business."""
 _SECRET = re.compile(
     r"\b(?:pin|code|passcode|password|passphrase|passwort|combination|plate|username|login)\b"
@@ -564,8 +564,14 @@ def names_someone(memory: Any) -> bool:
 
 
 def identifying(memory: Any) -> bool:
-    """Whether a structured memory's slot identifies the user or is a secret (:data:`IDENTIFYING`)."""
-    return memory["kind"] != "note" and bool(IDENTIFYING.search(str(memory["attribute"] or "")))
+    """Whether a structured memory's slot identifies the user or is a secret (:data:`IDENTIFYING`), or is where
+    they live given with a number (``location`` "12 Elm Street": a street address, not a city)."""
+    if memory["kind"] == "note":
+        return False
+    attribute = str(memory["attribute"] or "")
+    if IDENTIFYING.search(attribute):
+        return True
+    return attribute in ("location", "home") and any(c.isdigit() for c in str(memory["value"] or ""))
 
 
 def slot_value(memory: Any) -> str | None:
