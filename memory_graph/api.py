@@ -113,8 +113,11 @@ class Memory:
         self._closed = False
         self._compiled: Any = None
         try:
-            if self.store.ledger.erase_jobs():  # a hard delete a killed process left half done (rare); asked
-                self.store.finish_erasures()    # here first: finish_erasures imports LangGraph's thread code
+            try:
+                if self.store.ledger.erase_jobs():  # a hard delete a killed process left half done (rare); asked
+                    self.store.finish_erasures()    # here first: finish_erasures imports LangGraph's thread code
+            except StoreError as exc:  # an unreadable threads file: threads are optional, the store still opens
+                log.warning("a hard delete's chat-thread step is unfinished: %s", exc)
             self.resume()
         except StoreError as exc:  # an unreadable index: the store still opens (inspect, history, reindex work)
             log.warning("unfinished observations were not linked on open: %s", exc)

@@ -20,6 +20,7 @@ thread and can neither resume nor read it.
 from __future__ import annotations
 
 import json
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -109,7 +110,7 @@ def owner_of(key: str) -> str | None:
     return None
 
 
-def kept_messages(messages: list[Any], refs: set[str], needles: list[str], said: set[str] | None = None) -> list[Any]:
+def kept_messages(messages: list[Any], refs: set[str], needles: list[str], said: Container[str] | None = None) -> list[Any]:
     """``messages`` without those that quote a needle in their content, tool-call arguments or extra fields (as
     the hard delete judges every row: :func:`memory_graph.store.erase.quotes_value`), whose id is in ``refs`` or
     whose content is an erased text (``said``: :func:`memory_graph.store.erase.same_text` of each); a tool call and

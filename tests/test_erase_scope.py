@@ -413,3 +413,113 @@ def test_import_refuses_an_item_whose_message_is_nowhere(
     one_error_line(stderr, "nosuchid")
     with Memory(tmp_path / "orphan", user_id="alice") as mem:
         assert mem.store.ledger.query("SELECT COUNT(*) AS n FROM observations")[0]["n"] == 0
+
+
+# ---- fifth breaker run, F1/F2: ordinary values are no identifiers ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I worked at Acme Corp 2019-2024 as a tester.",
+        "Results for Q3 2024, plans for H1 2025, the F1 2024 season",
+        "The salary band is 60000-75000 or 10.000-15.000 or 1299.00 - 1499.00.",
+        "The kids are 10 12 14 16, lotto 4 8 15 16 23 42, refs 2019/2020/2021",
+        "The fee is CHF 200, rent EUR 1500, bonus USD 2500, flight on 24 DEC 2024",
+        "The server is at 192.168.1.1 and runs Node v18.17.0 and Python 3.11.4",
+        "I use GPT-4o, gpt-3.5 and llama3 on an RTX 4090",
+        "My HbA1c is fine, I take vitamin-D3, had SARS-CoV-2 once",
+        "The table is utf8mb4 on x86_64 with log4j on a t3.micro",
+    ],
+)
+def test_periods_ranges_versions_amounts_and_product_terms_are_no_identifiers(text: str) -> None:
+    """F1/F2 (fifth breaker run, critical): each of these counted as an identifier, so forgetting one fact erased
+    every other message that mentioned the same year range, quarter, version or product."""
+    assert erase.identifiers(text) == []
+
+
+def test_forgetting_a_fact_keeps_another_with_the_same_year_range(mem: Memory) -> None:
+    """F1: "2019-2024" was a needle (8 digits in a group), so the Lisbon message went with the Acme one."""
+    refs = _observe(
+        mem, ["I worked at Acme Corp 2019-2024 as a tester.", "I lived in Lisbon 2019-2024 with my sister."]
+    )
+    mem.forget(_memory_of(mem, refs["I worked at Acme Corp 2019-2024 as a tester."]), hard=True)
+    assert _texts(mem) == {"I lived in Lisbon 2019-2024 with my sister."}
+
+
+def test_deleting_an_item_keeps_another_item_of_the_same_quarter(tmp_path: Path) -> None:
+    """F2: "Q3 2024" was a code written in groups, so deleting one item deleted the review item of another path."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        store.put(("alice", "memories"), "trip", {"content": "Alice travels to Tokyo in Q3 2024."})
+        store.put(("alice", "calendar"), "review", {"content": "Performance review for Q3 2024"})
+        store.delete(("alice", "memories"), "trip")
+        assert store.get(("alice", "memories"), "trip") is None
+        assert store.get(("alice", "calendar"), "review") is not None
+    finally:
+        store.close()
+
+
+# ---- fifth breaker run, F3: a short secret is a needle; F4: only identifying slots give rare words -------------
+
+
+@pytest.mark.parametrize(
+    ("erased", "quoting"),
+    [
+        ("My PIN is 4471.", "Tell the babysitter 4471 opens the front door."),
+        ("The door code is 558213.", "Courier: ring and type 558213 at the gate."),
+        ("My password is Tr0ub4dor&3.", "I wrote Tr0ub4dor&3 on a sticky note."),
+        ("My password is hunter2.", "Typed hunter2 into the router page."),
+        ("My licence plate is B-MW 1234.", "The car B-MW 1234 is parked outside."),
+        ("I live at 12 Elm Street, Springfield.", "Send the parcel to 12 Elm Street please."),
+    ],
+)
+def test_a_short_secret_is_erased_where_another_message_quotes_it(
+    mem: Memory, erased: str, quoting: str
+) -> None:
+    """F3 (fifth breaker run, critical): a 4-digit PIN, a 6-digit code, a password and a plate are no identifier by
+    shape, so the message that quoted them kept the secret. The value of a secret (an identifying slot's value, or
+    what a text gives a code/PIN/password/plate) is a needle; a longer number holding it is not a quote."""
+    unrelated = ["I live in Porto.", "Order 44710 shipped.", "Invoice 2024-4471-9 is paid."]
+    refs = _observe(mem, [*unrelated, erased, quoting])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == set(unrelated)
+
+
+def test_forgetting_an_employer_keeps_other_facts_that_name_it(mem: Memory) -> None:
+    """F4: the rare word of every forgotten slot value was a needle, so forgetting the employer erased the manager.
+    Only a slot that identifies the user (name, surname, e-mail, phone, address, secrets) gives rare words."""
+    refs = _observe(mem, ["I work at Northwind.", "My manager at Northwind is Ingeborg."])
+    mem.forget(_memory_of(mem, refs["I work at Northwind."]), hard=True)
+    assert _texts(mem) == {"My manager at Northwind is Ingeborg."}
+
+
+def test_a_digit_needle_is_a_whole_number() -> None:
+    """F7: a short digit needle matched part of a longer number written in groups."""
+    assert not erase.quotes("Tracking 1234 567 890 arrived.", ["1234567"])
+    assert not erase.quotes("Call +1 (212) 555-0123 tonight.", ["5550123"])
+    assert erase.quotes("Call 555-0123 tonight.", ["5550123"])
+    assert erase.quotes("PINs 4471, 5582.", ["4471"])
+    assert not erase.quotes("Invoice 2024-4471-9.", ["4471"])
+
+
+def test_deleting_a_common_reply_keeps_the_users_identical_chat_turns(mem: Memory) -> None:
+    """F8 (fifth breaker run): identity by text took every chat turn and recall record whose text was "Yes." when a
+    message "yes" was erased; identity by text now needs a text that identifies (two words, one not common)."""
+    _chat(mem, "default", ["Yes."])
+    target = mem.observe("yes", speaker="user", time="2024-05-01T09:00:00", ref="item-yes")
+    obs = mem.store.ledger.query("SELECT id FROM observations WHERE namespace='dana' AND ref='item-yes'")
+    mem.store.erase("dana", observation_ids=[obs[0]["id"]])
+    assert target is not None
+    queries = [r["query"] for r in mem.store.ledger.query("SELECT query FROM recalls WHERE namespace='dana'")]
+    assert "Yes." in queries
+    conn = sqlite3.connect(str(mem.store.path / THREADS_FILE))
+    try:
+        saver = SqliteSaver(conn)
+        state = saver.get_tuple({"configurable": {"thread_id": thread_key("dana", "default")}})
+        assert state is not None
+        contents = [m.content for m in state.checkpoint["channel_values"]["messages"]]
+    finally:
+        conn.close()
+    assert "Yes." in contents

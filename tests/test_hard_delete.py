@@ -3,6 +3,8 @@ folder (ledger, Chroma's files and log, chat checkpoints), and nothing of anothe
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -338,3 +340,50 @@ def test_a_hard_delete_scrubs_an_event_detail_that_quotes_in_json_escapes(tmp_pa
             r["detail"] for r in mem.store.ledger.query("SELECT detail FROM events WHERE namespace='alice'")
         ]
     assert not [d for d in details if "Wrzesi" in d]
+
+
+def test_an_unreadable_threads_file_fails_the_thread_step_only(tmp_path: Path) -> None:
+    """F5 (fifth breaker run, critical): a threads.sqlite3 of random bytes made ``forget --hard`` fail with a raw
+    ``DatabaseError``, then every open of the store (inspect, export, recall: any user) failed on the pending job,
+    which kept the whole erased text in plain text. Now the thread step is a ``StoreError`` naming the file, the
+    ledger part is done, the store opens and recalls, and the job keeps no whole erased text."""
+    from memory_graph.errors import StoreError
+    from memory_graph.transfer import export_lines
+
+    store = tmp_path / "s"
+    secret = "My locker at the Northwind gym is number QX4471 downstairs by the sauna."
+    with Memory(store, user_id="alice") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        target = mem.observe(secret, time="2024-01-02T00:00:00")
+        mem.observe("I live in Porto.", time="2024-01-03T00:00:00")
+        (store / "threads.sqlite3").write_bytes(os.urandom(8192))
+        with pytest.raises(StoreError, match="threads.sqlite3"):
+            mem.forget(target[0]["id"], hard=True)
+        texts = [r["text"] for r in mem.store.ledger.query("SELECT text FROM observations WHERE namespace='alice'")]
+        assert texts == ["I live in Porto."]
+        jobs = [r["needles"] for r in mem.store.ledger.erase_jobs()]
+        assert len(jobs) == 1 and "sauna" not in jobs[0] and "Northwind gym" not in jobs[0]
+    with Memory(store, user_id="alice") as mem:  # opens although the job cannot finish
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        assert any("Porto" in it.text for it in mem.recall("Where do I live?").items)
+        assert mem.inspect()["recent"]
+        exported = "".join(export_lines(mem.store, "alice"))
+    assert "Porto" in exported and "QX4471" not in exported
+    with Memory(store, user_id="bob") as other:
+        assert other.inspect() is not None
+    (store / "threads.sqlite3").unlink()
+    with Memory(store, user_id="alice") as mem:  # the file gone: the pending job finishes
+        assert mem.store.ledger.erase_jobs() == []
+
+
+def test_a_pending_erase_job_still_finds_a_whole_text_it_keeps_as_a_digest() -> None:
+    """F5: the job keeps a whole-text needle as a salted digest; the thread scrub still finds a message quoting it."""
+    from memory_graph.store import erase
+
+    text = "Please call me back tomorrow morning before ten o'clock, thanks a lot."
+    payload = erase.job_payload([text, "QX4471"], [erase.same_text(text)], "salt0")
+    assert text not in json.dumps(payload) and "QX4471" in payload["needles"]
+    needles, said = erase.erase_job_needles(json.dumps(payload))
+    assert erase.quotes(f"She wrote: {text.upper()} ok", needles)
+    assert not erase.quotes("Please call me back tomorrow.", needles)
+    assert erase.same_text(text + "!") in said and "something else" not in said

@@ -334,25 +334,38 @@ class Store:
         app's own checkpointer on the file, never run through the graphs) may be another user's and is left as it
         is (fourth breaker run: alice's hard delete rewrote bob's thread ``support-42``); it is counted.
 
-        Returns: ``{"threads": threads rewritten, "threads_unknown_owner": threads left, of no known owner}``."""
+        Returns: ``{"threads": threads rewritten, "threads_unknown_owner": threads left, of no known owner}``.
+
+        Raises:
+            StoreError: the threads file cannot be read (it names the file); every other step is done, the job of
+                each unscrubbed namespace stays queued and is retried on the next open (fifth breaker run, F5)."""
         from memory_graph.store import checkpoints
         from memory_graph.store.erase import erase_job_needles
 
         done = {"threads": 0, "threads_unknown_owner": 0}
         if not self.ledger.erase_jobs():
             return done
+        failed: StoreError | None = None
         with self.session():
             owners = self.ledger.thread_owners()
             for job in self.ledger.erase_jobs():
                 if self.threads_folder is not None:
                     needles, same = erase_job_needles(job["needles"])
-                    rewritten, unknown = checkpoints.scrub_threads(self.threads_folder, job["namespace"], needles,
-                                                                   set(json.loads(job["refs"])), same, owners)
+                    try:
+                        rewritten, unknown = checkpoints.scrub_threads(
+                            self.threads_folder, job["namespace"], needles, set(json.loads(job["refs"])), same,
+                            owners)
+                    except StoreError as exc:  # an unreadable threads file: the job stays, the rest goes on
+                        failed = failed or exc
+                        continue
                     done["threads"] += rewritten
                     done["threads_unknown_owner"] = max(done["threads_unknown_owner"], unknown)
                 with self.write() as tx:
                     tx.drop_erase_job(job["id"])
             self.ledger.vacuum()
+        if failed is not None:
+            raise StoreError(f"the hard delete is done in the ledger and the index, not in the chat threads: "
+                             f"{failed}") from failed
         return done
 
     # ---- the folder lock -----------------------------------------------------------------------------------

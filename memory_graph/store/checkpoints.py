@@ -11,11 +11,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memory_graph.store.erase import quotes_value, same_text, strings_of
+from memory_graph.errors import StoreError
+from memory_graph.store.erase import Said, quotes_value, same_text, strings_of
 from memory_graph.threads import THREADS_FILE, kept_messages, owner_of
 
 
-def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str], same: Sequence[str] = (),
+def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str], same: Sequence[str] | Said = (),
                   owners: Mapping[str, str] | None = None) -> tuple[int, int]:
     """Rewrite the chat threads of ``user_id`` in ``folder/THREADS_FILE`` so that no message quotes erased content
     or carries it: a message that quotes a needle (as the ledger's rows are judged,
@@ -28,16 +29,32 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
     A thread is ``user_id``'s when ``owners`` (the ledger's ``thread_owners``: every thread the graphs ran on) says
     so, or, when it does not name the thread, when its id is a :func:`memory_graph.threads.thread_key` of
     ``user_id``. Threads of other users and threads of no known owner (an app's own checkpointer sharing the file)
-    are never read or changed. Returns ``(threads rewritten, threads of no known owner)``."""
+    are never read or changed. Returns ``(threads rewritten, threads of no known owner)``.
+
+    Raises:
+        StoreError: the file is not a readable SQLite database (it names the file)."""
     path = folder / THREADS_FILE
     if not path.exists():
         return 0, 0
+
+    needles = [n for n in needles if n]
+    said = same if isinstance(same, Said) else Said(plain=[same_text(t) for t in same])
+    owners = owners or {}
+    try:
+        return _scrub(path, user_id, needles, refs, said, owners)
+    except sqlite3.DatabaseError as exc:  # a garbage or foreign file: a project error that names it (F5)
+        raise StoreError(
+            f"the chat threads file {path} cannot be read ({exc}): its copies of the erased messages were not "
+            f"scrubbed; the step is retried on every open of the store (repair the file, or remove it to drop "
+            f"every chat thread)"
+        ) from exc
+
+
+def _scrub(path: Path, user_id: str, needles: list[str], refs: set[str], said: Said,
+           owners: Mapping[str, str]) -> tuple[int, int]:
     from langchain_core.messages import BaseMessage
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    needles = [n for n in needles if n]
-    said = {same_text(t) for t in same} - {""}
-    owners = owners or {}
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
     try:
         saver = SqliteSaver(conn)
@@ -82,7 +99,7 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
         conn.close()
 
 
-def _thread_quotes(conn: sqlite3.Connection, saver: Any, tid: str, needles: list[str], said: set[str]) -> bool:
+def _thread_quotes(conn: sqlite3.Connection, saver: Any, tid: str, needles: list[str], said: Said) -> bool:
     """Whether any stored checkpoint (its values and metadata) or pending write of thread ``tid`` quotes a needle
     (:func:`memory_graph.store.erase.quotes_value` on the decoded values: the older checkpoints, which the latest
     one no longer shows). A blob that cannot be decoded counts as quoting (the thread is rewritten)."""

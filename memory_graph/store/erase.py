@@ -13,10 +13,12 @@
 2. **by quotation**: every other message, memory, item, recall record, link reason and event detail of the
    namespace that quotes identifying parts of what 1 erased (:func:`needles_of`): a whole erased text of at least
    ``QUOTE_MIN_WORDS`` words and ``QUOTE_MIN_CHARS`` characters; an identifier of any erased text
-   (:func:`identifiers`: an e-mail address, a phone number, an IBAN or account number, an SSN, a code of letters
-   and digits in any script, written with or without separators); ``m:ID`` of an erased memory; and, for a
-   ``forget`` (``slot_words``), a rare word of the forgotten memory's short slot value (a name: "Zorblax"), never
-   of a whole sentence (a note);
+   (:func:`identifiers`: an e-mail address, a phone number, an IBAN or account number, an SSN, a personal code of
+   letters and digits in any script, written with or without separators; not a period, range, amount, version or
+   product term); the value of a secret or identifying slot whatever its shape (:data:`IDENTIFYING`,
+   :func:`secret_values`, :func:`value_needle`: "4471", "hunter2"); ``m:ID`` of an erased memory; and, for a
+   ``forget`` (``slot_words``), a rare word of the forgotten memory's short slot value when the slot names someone
+   (:func:`names_someone`: "Zorblax", not the employer "Northwind"), never of a whole sentence (a note);
 3. **no cascade**: the needles come from 1 only, never from a text erased in 2 because it quoted them (erasing a
    locker code took the message naming it, then through that message's rare words two messages that did not).
 
@@ -45,10 +47,11 @@ year, a number with a unit ("10:30am", "2025-06-10", "1,200", "500mg"), a common
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +85,65 @@ _DIGIT_RUN = re.compile(r"(?<!\w)\+?\(?\d[\d \-./()]*\d\)?(?!\w)")
 _DATE = re.compile(r"(?<!\d)(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})(?!\d)")
 _THOUSANDS = re.compile(r"\d{1,3}(?:[ .,']\d{3})+(?:[.,]\d+)?")
 _YEAR = re.compile(r"(?:19|20)\d\d")
+CODE_DIGITS_ALWAYS = 6
+"""A code of letters and digits with at least this many digits is an identifier whatever its letters
+(``alpha247514q9``); one with fewer is an identifier only when its letters are no word or known term."""
+TERM_ZIPF = 2.0
+"""A run of 3+ letters of a code at or above this ``wordfreq`` Zipf frequency is a word or a known term ("gpt" 2.4,
+"rtx" 2.3, "hba" 2.1, "llama", "log"): the code is a product, a model or a medical/tech term, not a person's
+identifier (fifth breaker run: "GPT-4o", "RTX 4090", "HbA1c" erased unrelated facts)."""
+_TERMS = frozenset(
+    [
+        "gpt",
+        "gtx",
+        "rtx",
+        "utf",
+        "sha",
+        "md",
+        "ddr",
+        "lte",
+        "ipv",
+        "ios",
+        "usb",
+        "hdmi",
+        "cpu",
+        "gpu",
+        "ssd",
+        "hdd",
+        "ram",
+        "wcag",
+        "iso",
+        "pci",
+        "soc",
+        "nba",
+        "fifa",
+        "arm",
+        "amd",
+        "intel",
+        "cov",
+        "sars",
+        "hba",
+        "bmw",
+        "vw",
+        "audi",
+        "mac",
+        "win",
+        "ecma",
+        "mpeg",
+        "aac",
+        "avc",
+        "hevc",
+    ]
+)
+"""Known terms whose letters may be rare in wordfreq yet never a person's identifier."""
+_CURRENCIES = (
+    "usd|eur|gbp|jpy|chf|cad|aud|inr|cny|rmb|sek|nok|dkk|pln|czk|huf|brl|mxn|zar|nzd|sgd|hkd|krw|rub|ils|aed|"
+    "sar|thb|idr|php|myr|vnd|btc|eth|ron|bgn|isk|try"
+)
+_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec"
+_VERSION = re.compile(r"[vV]?\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]+\d*)?")
+"""A version number (``v18.17.0``, ``3.11.4``, ``1.2.3-beta1``)."""
+_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 DIGITS_MIN = 7
 """A run of digits is an identifier (a phone, an SSN, an account number) from this many digits: fewer is a
 count, an amount, a time or a year."""
@@ -126,12 +188,15 @@ def identifiers(text: str) -> list[str]:
       a decimal or a list of years.
 
     A time, a date, an amount or a count ("10:30am", "2025-06-10", "1,200", "10000") is no identifier: deleting
-    "call mom 10:30am" erased "My dentist appointment is at 10:30am on Friday." (breaker run, issue 21)."""
+    "call mom 10:30am" erased "My dentist appointment is at 10:30am on Friday." (breaker run, issue 21). Nor is a
+    range ("2019-2024", "60000-75000"), a period ("Q3 2024"), a list of small numbers, an amount with a currency
+    ("CHF 200"), an IP address, a version ("v18.17.0") or a product/tech/health term ("GPT-4o", "RTX 4090",
+    "HbA1c", "x86_64"): :func:`_is_code` (fifth breaker run, F1/F2; when in doubt, no identifier)."""
     out = [m.group(0).strip(".").lower() for m in _EMAIL.finditer(text)]
     rest = _EMAIL.sub(" ", text)
     for raw in rest.split():
         word = raw.strip(_PUNCT)
-        if _is_code(_core(word)):
+        if not _VERSION.fullmatch(word) and _is_code(_core(word), word):
             out.append(word)
     out += _grouped_codes(rest)
     for m in _DIGIT_RUN.finditer(rest):
@@ -140,11 +205,45 @@ def identifiers(text: str) -> list[str]:
         if len(digits) < DIGITS_MIN or _DATE.search(run) or re.fullmatch(r"\d+[.,]\d+", run):
             continue
         if not run.startswith("+") and (
-            _THOUSANDS.fullmatch(run) or (" " in run and any(_YEAR.fullmatch(group) for group in run.split()))
+            _THOUSANDS.fullmatch(run)
+            or (" " in run and any(_YEAR.fullmatch(group) for group in run.split()))
+            or all(_YEAR.fullmatch(group) for group in re.split(r"[\s,;/]+", run))
+            or _is_number_list(run)
+            or _is_range(run)
+            or _IP.fullmatch(run)
+            or _VERSION.fullmatch(run)
         ):
             continue
         out.append(digits)
     return list(dict.fromkeys(out))
+
+
+def _is_number_list(run: str) -> bool:
+    """Whether a run of digits is a list of small numbers (``10 12 14 16``, ``4 8 15 16 23 42``): groups of at most
+    two digits, none with a leading zero (``06 12 34 56 78`` is a phone)."""
+    groups = re.split(r"[\s,;/]+", run.strip())
+    return len(groups) >= 2 and all(re.fullmatch(r"[1-9]\d?", g) for g in groups)
+
+
+def _is_range(run: str) -> bool:
+    """Whether a run of digits is a range of two numbers (``2019-2024``, ``60000-75000``, ``10.000-15.000``,
+    ``1299.00 - 1499.00``): two sides joined by a dash, of the same shape, neither with a leading zero, the second
+    larger (``555-0123`` and ``078-05-1120`` are not)."""
+    sides = re.split(r"\s*[-\u2013\u2014]\s*", run.strip())
+    if len(sides) != 2 or any(not s or s[0] == "0" for s in sides):
+        return False
+    shape = [re.sub(r"\d", "9", s) for s in sides]
+    if shape[0] != shape[1]:
+        return False
+
+    def value(side: str) -> float:
+        whole = re.sub(r"[.,' ](?=\d{3}(?:\D|$))", "", side)
+        return float(whole.replace(",", "."))
+
+    try:
+        return value(sides[1]) > value(sides[0])
+    except ValueError:
+        return False
 
 
 def _core(word: str) -> str:
@@ -173,7 +272,7 @@ def _grouped_codes(text: str) -> list[str]:
                 and _is_code(_core("".join(run[1:] if end == 0 else run[:-1])))
             ):
                 run.pop(end)
-        if len(run) >= 2 and _is_code(_core("".join(run))):
+        if len(run) >= 2 and _is_code(_core("".join(run)), " ".join(run)):
             out.append("".join(run))
         run.clear()
 
@@ -194,19 +293,33 @@ def _grouped_codes(text: str) -> list[str]:
     return out
 
 
-def _is_code(core: str) -> bool:
+def _is_code(core: str, word: str = "") -> bool:
     """Whether ``core`` (a word, lower case, without ``-_/.``) is a code (:data:`_CODE`) and not numbers with units
     (:data:`_MEASURE`), a common word with a number ("covid19", "iphone15") or a period ("fy2024", "q2025")."""
     if (
         not _CODE.fullmatch(core)
         or _MEASURES.fullmatch(core)
-        or re.fullmatch(r"[a-z]{1,3}(?:19|20)\d\d", core)
+        or re.fullmatch(r"[a-z]{1,3}\d{0,2}(?:19|20)\d\d|(?:19|20)\d\d[a-z]{1,3}\d{0,2}", core)
+        or re.fullmatch(rf"(?:{_CURRENCIES})\d+(?:[.,]\d+)?", core)
+        or re.fullmatch(rf"\d{{0,2}}(?:{_MONTHS})\d{{0,4}}", core)
     ):
         return False
     from wordfreq import zipf_frequency
 
-    letters = re.findall(rf"{_LETTER}+", core)
-    return not (len(letters) == 1 and len(letters[0]) >= 3 and zipf_frequency(letters[0], "en") >= 3.0)
+    letters = re.findall(rf"{_LETTER}+", (word or core).lower())  # "vitamin-D3": "vitamin", "d"
+    digits = sum(c.isdigit() for c in core)
+    if (
+        digits >= CODE_DIGITS_ALWAYS
+    ):  # "x12345678", "alpha247514q9": a number with a label is still the number
+        return True
+    if all(
+        len(run) == 1 for run in letters
+    ):  # "x86_64", "Q3 2024", "v18.17.0", "t3", "7800X3D": a model/period
+        return False
+    # a word or known term with a number ("llama3", "GPT-4o", "HbA1c", "SARS-CoV-2", "utf8mb4", "log4j", "RTX 4090")
+    return not any(
+        len(run) >= 3 and (zipf_frequency(run, "en") >= TERM_ZIPF or run in _TERMS) for run in letters
+    )
 
 
 def _quoting(led: Ledger, ns: str, table: str, column: str, needles: Sequence[str]) -> set[str]:
@@ -233,24 +346,41 @@ def _word_pattern(needle: str) -> str:
     ``Ameli`` not in ``Amelie``; ``7734-QK`` is found as ``7734QK`` and ``7734 QK``, ``7734QK`` as ``7734-QK``
     (breaker runs, issue 21)."""
     chars = [re.escape(c) for c in fold(needle) if re.match(r"[^\W_]", c)]
-    return r"(?<!\w)" + _SEP.join(chars) + r"(?!\w)" if chars else re.escape(fold(needle))
+    if not chars:
+        return re.escape(fold(needle))
+    head = r"(?<!\w)" + (_NOT_AFTER_DIGITS if chars[0].isdigit() else "")
+    tail = r"(?!\w)" + (r"(?![ \-./()]{1,3}\d)" if chars[-1].isdigit() else "")
+    return head + _SEP.join(chars) + tail
 
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
+_NOT_AFTER_DIGITS = r"(?<!\d[ \-./()])(?<!\d[ \-./()]{2})(?<!\d[ \-./()]{3})"
+"""A needle that starts with a digit is not found right after a digit group joined to it by a separator, nor one
+that ends with a digit right before one (``1234567`` is not in "1234 567 890", ``5550123`` not in
+"+1 (212) 555-0123"): a digit needle is a whole number (fifth breaker run, F7). A comma or semicolon is a list
+separator, not a joiner ("PINs 4471, 5582" names 4471)."""
 
 
 @functools.lru_cache(maxsize=256)
-def _compiled(needles: tuple[str, ...]) -> tuple[list[str], list[tuple[str, re.Pattern[str]]]]:
-    """``(substrings, [(letters and digits, pattern)])`` of ``needles`` (:func:`quotes`), folded."""
+def _compiled(
+    needles: tuple[str, ...],
+) -> tuple[list[str], list[tuple[str, re.Pattern[str]]], list[tuple[str, int, str]]]:
+    """``(substrings, [(letters and digits, pattern)], [(salt, length, digest)])`` of ``needles`` (:func:`quotes`),
+    folded."""
     literals: list[str] = []
     words: list[tuple[str, re.Pattern[str]]] = []
+    hashed: list[tuple[str, int, str]] = []
     for needle in needles:
+        if needle.startswith(_HASHED):
+            salt, length, digest = needle[len(_HASHED) :].rsplit(":", 2)
+            hashed.append((salt, int(length), digest))
+            continue
         key = _NOT_ALNUM.sub("", fold(needle)) if needle and _is_word(needle) else ""
         if key:
             words.append((key, re.compile(_word_pattern(needle))))
         elif needle:
             literals.append(fold(needle))
-    return literals, words
+    return literals, words, hashed
 
 
 def quotes(text: str | None, needles: Sequence[str]) -> bool:
@@ -261,10 +391,13 @@ def quotes(text: str | None, needles: Sequence[str]) -> bool:
     are the many codes of a pasted log is not one regex alternation per character of every message."""
     if not text:
         return False
-    literals, words = _compiled(tuple(needles))
+    literals, words, hashed = _compiled(tuple(needles))
     low = fold(str(text))
     if any(literal in low for literal in literals):
         return True
+    for salt, length, digest in hashed:  # a whole text kept as a digest (a pending erase job): every window
+        if any(_text_digest(salt, low[i : i + length]) == digest for i in range(len(low) - length + 1)):
+            return True
     if not words:
         return False
     squashed = _NOT_ALNUM.sub("", low)
@@ -287,6 +420,24 @@ def same_text(text: str | None) -> str:
     """``text`` as identity compares it: lower case, whitespace collapsed, without punctuation at its ends (a recall
     whose query is an erased message carries that message, ``My email is ...`` and ``my email is ...!``)."""
     return " ".join(fold(text or "").split()).strip(_PUNCT + " ")
+
+
+SAME_MIN_WORDS = 2
+SAME_RARE_ZIPF = 4.5
+
+
+def identifies(text: str) -> bool:
+    """Whether a text is specific enough that another row holding exactly it carries it (:data:`Plan.same`): at least
+    ``SAME_MIN_WORDS`` words, one of them with a digit or below ``SAME_RARE_ZIPF`` (not "yes", "Thank you very
+    much!", "ok thanks"). Deleting an item "yes" took the user's chat turns "Yes." (fifth breaker run, F8); a row
+    that is the erased message itself (its id, its ref) goes by identity all the same."""
+    from wordfreq import zipf_frequency
+
+    words = [w.strip(_PUNCT) for w in text.split()]
+    words = [w for w in words if w]
+    return len(words) >= SAME_MIN_WORDS and any(
+        any(c.isdigit() for c in w) or zipf_frequency(w, "en") < SAME_RARE_ZIPF for w in words
+    )
 
 
 def strings_of(value: Any) -> Iterator[str]:
@@ -324,7 +475,9 @@ def quotes_value(value: Any, needles: Sequence[str]) -> bool:
     return any(quotes(text, needles) for text in strings_of(value))
 
 
-def needles_of(texts: list[str], slot_values: list[str], memory_ids: list[str]) -> list[str]:
+def needles_of(
+    texts: list[str], slot_values: list[str], memory_ids: list[str], secrets: Sequence[str] = ()
+) -> list[str]:
     """The strings whose presence marks a row as quoting erased content: whole texts of at least
     ``QUOTE_MIN_CHARS`` characters and ``QUOTE_MIN_WORDS`` words (a substring), the identifiers of every text
     (:func:`identifiers`), the rare words of ``slot_values`` (:func:`rare_words`: a name a structured memory holds,
@@ -337,8 +490,88 @@ def needles_of(texts: list[str], slot_values: list[str], memory_ids: list[str]) 
         t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS
     ]
     found = [n for t in texts for n in identifiers(t)] + [w for v in slot_values for w in rare_words(v)]
+    found += [n for v in [*secrets, *(v for t in texts for v in secret_values(t))] if (n := value_needle(v))]
     out = quotable + found + [f"m:{m}" for m in memory_ids]
     return sorted(set(out), key=lambda s: (len(s), s))
+
+
+IDENTIFYING = re.compile(
+    r"(?:^|\s)(?:name|surname|first name|last name|family name|maiden name|nickname|username|user name|login|e-?mail|"
+    r"phone|mobile|phone number|address|home address|pin|password|passcode|passphrase|passwort|code|combination|"
+    r"plate|licen[cs]e plate|number|iban|account|ssn|passport|id|tax id|card)$",
+    re.IGNORECASE,
+)
+"""An attribute that identifies the user or is a secret of theirs (``name``, ``surname``, ``email``, ``pin``,
+``password``, ``locker code``, ``licence plate``; the attribute's last words, so ``phone model`` is not): its value is a needle whatever its shape (:func:`value_needle`;
+fifth breaker run, F3). Rare words of a slot value are :func:`names_someone`'s business."""
+_SECRET = re.compile(
+    r"\b(?:pin|code|passcode|password|passphrase|passwort|combination|plate|username|login)\b"
+    r"(?:\s+(?:number|no\.?))?\s*(?:\bis\b|\bwas\b|=|:)\s*(\S+(?:\s+\S+){0,2})",
+    re.IGNORECASE,
+)
+
+
+def secret_values(text: str) -> list[str]:
+    """The values a text gives to a secret ("The door code is 558213.", "password: hunter2", "plate is B-MW 1234"):
+    up to three tokens after the keyword and ``is``/``:``, ending at the first common word or sentence end."""
+    from wordfreq import zipf_frequency
+
+    out = []
+    for m in _SECRET.finditer(text):
+        tokens: list[str] = []
+        for raw in m.group(1).split():
+            token = raw.rstrip(_PUNCT) if raw[-1:] in ".,;:!?)\"'" else raw
+            if not token or (token.isalpha() and zipf_frequency(token, "en") >= 3.0):
+                break
+            tokens.append(token)
+            if token != raw:
+                break
+        if tokens:
+            out.append(" ".join(tokens))
+    return out
+
+
+def value_needle(value: str) -> str | None:
+    """A secret's or an identifying slot's value as a word needle (its whitespace dropped, so it is found with its
+    separators optional: ``B-MW 1234``, ``4471``, ``hunter2``, ``Tr0ub4dor&3``), or None when it is too short (fewer
+    than 4 letters and digits), longer than ``SLOT_MAX_WORDS`` or one common word (a password "banana" would take
+    every message about bananas)."""
+    from wordfreq import zipf_frequency
+
+    value = value.strip().strip(_PUNCT)
+    if not value or len(value.split()) > SLOT_MAX_WORDS or len(_NOT_ALNUM.sub("", value)) < 4:
+        return None
+    if all(w.isalpha() and zipf_frequency(w, "en") >= 3.0 for w in value.split()):
+        return None
+    return "".join(value.split())
+
+
+SHARED = re.compile(
+    r"^(?:employer|company|workplace|office|team|job|role|occupation|profession|title|school|university|college|"
+    r"location|home|city|town|country|hometown|birthplace|nationality|region|neighbou?rhood|languages?|"
+    r"tools?|tool for .*|.* version|hobby|hobbies|diet|sport|religion|club|gym|bank|church|airline)$",
+    re.IGNORECASE,
+)
+"""Slots whose value is a place, an organisation or a thing many facts share (``employer`` "Northwind",
+``location`` "Lisbon"): a ``forget`` of one takes no rare word of its value, since "My manager at Northwind is
+Ingeborg" does not quote the user's employment (fifth breaker run, F4). Any other slot's value is a name the user
+gave (a person's, a pet's: ``cat`` "Zorblax", ``physiotherapist`` "Ameli Brandt") and its rare words are needles."""
+
+
+def names_someone(memory: Any) -> bool:
+    """Whether a structured memory's value is a name (not a :data:`SHARED` slot, not a note)."""
+    return memory["kind"] != "note" and not SHARED.match(str(memory["attribute"] or "").strip())
+
+
+def identifying(memory: Any) -> bool:
+    """Whether a structured memory's slot identifies the user or is a secret (:data:`IDENTIFYING`), or is where
+    they live given with a number (``location`` "12 Elm Street": a street address, not a city)."""
+    if memory["kind"] == "note":
+        return False
+    attribute = str(memory["attribute"] or "")
+    if IDENTIFYING.search(attribute):
+        return True
+    return attribute in ("location", "home") and any(c.isdigit() for c in str(memory["value"] or ""))
 
 
 def slot_value(memory: Any) -> str | None:
@@ -407,8 +640,14 @@ def plan(
     only_erased = {m for m, src in formed.items() if src <= obs_ids}  # no other message supports them
     mems = led.memories(ns, sorted(targets | set(formed)))
     texts = [r["text"] for r in obs_rows.values()] + [m["text"] for m in mems.values()]
-    slots = [v for m in targets if m in mems and (v := slot_value(mems[m])) is not None] if slot_words else []
-    needles = needles_of(texts, slots, sorted((targets | only_erased) & set(mems)))
+    own = [mems[m] for m in sorted((targets | only_erased) & set(mems)) if identifying(mems[m])]
+    secrets = [v for m in own if (v := slot_value(m)) is not None]
+    slots = [
+        v for m in targets if m in mems and names_someone(mems[m]) and (v := slot_value(mems[m])) is not None
+    ]
+    needles = needles_of(
+        texts, slots if slot_words else [], sorted((targets | only_erased) & set(mems)), secrets
+    )
     quoting = _quoting(led, ns, "observations", "text", needles) - obs_ids
     all_obs = obs_ids | quoting
     said = {
@@ -419,17 +658,63 @@ def plan(
     ) - targets
     kept = _supported_elsewhere(led, ns, candidates, all_obs, needles, said)
     erased = (targets & set(mems)) | (candidates - kept)
-    same = said | {same_text(mems[m]["text"]) for m in targets if m in mems} - {""}
+    same = {t for t in said | {same_text(mems[m]["text"]) for m in targets if m in mems} if identifies(t)}
     return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept))
 
 
-def erase_job_needles(column: str) -> tuple[list[str], list[str]]:
-    """``(needles, same)`` of an ``erase_jobs`` row's ``needles`` column (``Tx.add_erase_job``; a plain list of
-    needles from an older version)."""
+_HASHED = "\x00h:"
+"""The prefix of a whole-text needle kept as a digest by a pending erase job (:func:`job_payload`)."""
+
+
+def _text_digest(salt: str, text: str) -> str:
+    return hashlib.sha256(f"{salt}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Said:
+    """Erased texts as identity compares them (``same_text(t) in said``), held as plain text (inside the hard
+    delete) or as salted digests (a pending ``erase_jobs`` row, :func:`job_payload`)."""
+
+    def __init__(self, plain: Iterable[str] = (), digests: Iterable[str] = (), salt: str = "") -> None:
+        self.plain = {t for t in plain if t}
+        self.digests = set(digests)
+        self.salt = salt
+
+    def __contains__(self, text: object) -> bool:
+        if not isinstance(text, str) or not text:
+            return False
+        return text in self.plain or (bool(self.digests) and _text_digest(self.salt, text) in self.digests)
+
+    def __bool__(self) -> bool:
+        return bool(self.plain or self.digests)
+
+
+def job_payload(needles: Sequence[str], same: Sequence[str], salt: str) -> dict[str, Any]:
+    """What an ``erase_jobs`` row keeps to scrub the chat threads later (``Tx.add_erase_job``): no whole erased text.
+    A whole-text needle is kept as its length and salted digest (found again by digesting each window of that
+    length, :func:`quotes`), the texts compared by identity as salted digests of their :func:`same_text`. Word
+    needles (an identifier, a secret's value, a rare word of a name) and ``m:ID`` are kept as they are: they are
+    what the scrub must find, with its separators optional, which no digest allows (fifth breaker run, F5)."""
+    kept = []
+    for needle in needles:
+        if _is_word(needle) or needle.startswith("m:"):
+            kept.append(needle)
+        else:
+            low = fold(needle)
+            kept.append(f"{_HASHED}{salt}:{len(low)}:{_text_digest(salt, low)}")
+    return {"needles": kept, "same_digests": sorted({_text_digest(salt, t) for t in same if t}), "salt": salt}
+
+
+def erase_job_needles(column: str) -> tuple[list[str], Said]:
+    """``(needles, same)`` of an ``erase_jobs`` row's ``needles`` column (:func:`job_payload`; a dict with plain
+    ``same`` texts or a plain list of needles from an older version)."""
     value = json.loads(column)
     if isinstance(value, dict):
-        return [str(n) for n in value.get("needles", [])], [str(t) for t in value.get("same", [])]
-    return [str(n) for n in value], []
+        return [str(n) for n in value.get("needles", [])], Said(
+            plain=[str(t) for t in value.get("same", [])],
+            digests=[str(d) for d in value.get("same_digests", [])],
+            salt=str(value.get("salt", "")),
+        )
+    return [str(n) for n in value], Said()
 
 
 def _formed_from(led: Ledger, ns: str, obs_ids: set[str]) -> set[str]:

@@ -525,10 +525,14 @@ class Tx:
 
     def add_erase_job(self, ns: str, needles: Sequence[str], refs: Sequence[str], same: Sequence[str] = ()) -> None:
         """Queue a hard delete's remaining steps (chat threads to scrub); see ``Store.finish_erasures``. The
-        ``needles`` column holds ``{"needles": [...], "same": [...]}`` (a plain list: a job of an older version)."""
+        ``needles`` column holds :func:`memory_graph.store.erase.job_payload`: no whole erased text, only digests of
+        them, the word needles and ``m:ID`` (a plain list or plain ``same`` texts: a job of an older version)."""
+        from memory_graph.store import tombstones
+        from memory_graph.store.erase import job_payload
+
+        payload = job_payload(needles, same, tombstones.salt(self))
         self._cur.execute("INSERT INTO erase_jobs(namespace, needles, refs, created_at) VALUES (?,?,?,?)",
-                          (ns, json.dumps({"needles": list(needles), "same": list(same)}), json.dumps(sorted(refs)),
-                           now_iso()))
+                          (ns, json.dumps(payload), json.dumps(sorted(refs)), now_iso()))
 
     def drop_erase_job(self, job_id: int) -> None:
         self._cur.execute("DELETE FROM erase_jobs WHERE id=?", (job_id,))
