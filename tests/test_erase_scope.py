@@ -7,6 +7,7 @@ text that was erased because it quoted, never another user's thread."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import tempfile
 from collections.abc import Iterator
@@ -154,7 +155,13 @@ def _needle_and_quote(draw: st.DrawFn) -> tuple[str, str]:
             st.text(min_size=1, max_size=12),
         )
     )
-    parts = [c for c in needle if c.isalnum()] or [needle]
+    folded = erase.fold(needle)
+    chars = re.findall(r"[^\W_]", folded)
+    digits = sum(c.isdigit() for c in chars)
+    if 0 < digits < len(chars) or digits >= erase.LONG_NUMBER:  # a code, a long number: separators anywhere
+        parts = chars or [needle]
+    else:  # a word, a name, a short number: only where the needle has its own (sixth breaker run)
+        parts = [part for part in re.split(r"[\W_]+", folded) if part] or [needle]
     quoted = "".join(c + draw(_SEPARATORS) for c in parts[:-1]) + parts[-1]
     if (
         draw(st.booleans()) and quoted.upper().casefold() == quoted.casefold()
@@ -523,3 +530,63 @@ def test_deleting_a_common_reply_keeps_the_users_identical_chat_turns(mem: Memor
     finally:
         conn.close()
     assert "Yes." in contents
+
+
+# ---- sixth breaker run -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "erased,kept",
+    [
+        ("My bank card PIN is 1430.", ["Dentist appointment on Tuesday at 14:30.", "The train leaves at 14.30 from platform 2."]),
+        ("My order number is 2251.", ["Lunch cost me $22.51 today."]),
+        ("My locker code is 0800.", ["Breakfast is at 08:00 sharp.", "I earn 1,200 a week."]),
+        ("My username is jsmith.", ["I met J. Smith from accounting today."]),
+    ],
+)
+def test_a_short_secret_is_not_found_in_times_prices_or_initials(mem: Memory, erased: str, kept: list[str]) -> None:
+    """N1, N3 (sixth breaker run, critical): a short number or a word was found with separators between any two of
+    its characters, so a PIN 1430 erased "14:30" and "$14.30", a username jsmith "J. Smith". Only a code mixing
+    letters and digits, or a number of 7 digits or more, is found whatever its separators."""
+    refs = _observe(mem, [erased, *kept])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == set(kept)
+
+
+def test_deleting_an_item_keeps_the_users_items_with_the_same_digits(tmp_path: Path) -> None:
+    """N2 (sixth breaker run, critical): deleting a locker code 0930 deleted the calendar's "09:30" items."""
+    store = MemoryStore(str(tmp_path / "s"))
+    store.put(("alice", "memories"), "locker", {"content": "Alice's gym locker code is 0930."})
+    store.put(("alice", "calendar"), "standup", {"content": "Team standup", "time": "09:30"})
+    store.put(("alice", "calendar"), "train", {"content": "Train to Bern departs 09.30 on Friday"})
+    store.delete(("alice", "memories"), "locker")
+    assert store.get(("alice", "calendar"), "standup") is not None
+    assert store.get(("alice", "calendar"), "train") is not None
+
+
+def test_a_phone_slot_holding_a_device_is_no_identifier(mem: Memory) -> None:
+    """N4 (sixth breaker run, critical): "My phone is a Pixel 8." filled the slot ``phone``, whose value counted as
+    identifying, and forgetting it erased the sister's Pixel 8."""
+    refs = _observe(mem, ["My phone is a Pixel 8.", "My sister got a Pixel 8 for Christmas."])
+    mem.forget(_memory_of(mem, refs["My phone is a Pixel 8."]), hard=True)
+    assert _texts(mem) == {"My sister got a Pixel 8 for Christmas."}
+
+
+def test_a_name_of_common_words_is_erased_where_it_is_quoted(mem: Memory) -> None:
+    """N5 (sixth breaker run, critical): a name whose words are all common ("Sarah Miller") gave no needle, so the
+    messages that named the user stayed."""
+    refs = _observe(mem, ["My name is Sarah Miller.", "Book the table under Sarah Miller for Friday.", "I like Miller beer."])
+    mem.forget(_memory_of(mem, refs["My name is Sarah Miller."]), hard=True)
+    assert _texts(mem) == {"I like Miller beer."}
+
+
+@pytest.mark.parametrize(
+    "erased,quoting",
+    [("The PIN of my card is 4471.", "Remember 4471 at the ATM."), ("Use 7781 as the garage code.", "The garage opens with 7781.")],
+)
+def test_a_secret_given_in_another_sentence_shape_is_erased_where_quoted(mem: Memory, erased: str, quoting: str) -> None:
+    """N6 (sixth breaker run, critical): "the PIN of my card is 4471" and "use 7781 as the garage code" gave no
+    secret value, so the messages quoting the numbers stayed."""
+    refs = _observe(mem, ["I live in Porto.", erased, quoting])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == {"I live in Porto."}

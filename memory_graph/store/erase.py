@@ -341,16 +341,28 @@ def _is_word(needle: str) -> bool:
 
 
 def _word_pattern(needle: str) -> str:
-    """A word needle (an identifier, a rare word) as a whole word, separators optional between any two of its
-    characters in the text (:data:`_SEP`) whatever separators the needle has: ``LH714`` is not found in ``LH7140``,
-    ``Ameli`` not in ``Amelie``; ``7734-QK`` is found as ``7734QK`` and ``7734 QK``, ``7734QK`` as ``7734-QK``
-    (breaker runs, issue 21)."""
-    chars = [re.escape(c) for c in fold(needle) if re.match(r"[^\W_]", c)]
+    """A word needle (an identifier, a rare word, a slot's value) as a whole word. A code mixing letters and digits,
+    or a number of at least ``LONG_NUMBER`` digits (a phone, an account), is found with separators optional between
+    any two of its characters (:data:`_SEP`) whatever separators the needle has: ``LH714`` is not found in
+    ``LH7140``, ``7734-QK`` is found as ``7734QK`` and ``7734 QK`` (breaker runs, issue 21). A word, a name or a
+    short number keeps its own separators only (optional there, never added): ``jsmith`` is not "J. Smith",
+    ``1430`` (a PIN) is not "14:30" nor "$14.30", ``Ameli-Brandt`` is "Ameli Brandt" (sixth breaker run)."""
+    folded = fold(needle)
+    chars = [re.escape(c) for c in folded if re.match(r"[^\W_]", c)]
     if not chars:
-        return re.escape(fold(needle))
+        return re.escape(folded)
+    digits = sum(c.isdigit() for c in chars)
+    if 0 < digits < len(chars) or digits >= LONG_NUMBER:
+        body = _SEP.join(chars)
+    else:
+        body = _SEP.join(re.escape(part) for part in re.split(r"[\W_]+", folded) if part)
     head = r"(?<!\w)" + (_NOT_AFTER_DIGITS if chars[0].isdigit() else "")
     tail = r"(?!\w)" + (r"(?![ \-./()]{1,3}\d)" if chars[-1].isdigit() else "")
-    return head + _SEP.join(chars) + tail
+    return head + body + tail
+
+
+LONG_NUMBER = 7
+"""Digits from which a number is found whatever its grouping (a phone number, an account, an SSN: :func:`_word_pattern`)."""
 
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
@@ -476,7 +488,8 @@ def quotes_value(value: Any, needles: Sequence[str]) -> bool:
 
 
 def needles_of(
-    texts: list[str], slot_values: list[str], memory_ids: list[str], secrets: Sequence[str] = ()
+    texts: list[str], slot_values: list[str], memory_ids: list[str], secrets: Sequence[str] = (),
+    names: Sequence[str] = (),
 ) -> list[str]:
     """The strings whose presence marks a row as quoting erased content: whole texts of at least
     ``QUOTE_MIN_CHARS`` characters and ``QUOTE_MIN_WORDS`` words (a substring), the identifiers of every text
@@ -491,6 +504,7 @@ def needles_of(
     ]
     found = [n for t in texts for n in identifiers(t)] + [w for v in slot_values for w in rare_words(v)]
     found += [n for v in [*secrets, *(v for t in texts for v in secret_values(t))] if (n := value_needle(v))]
+    found += [n for v in names if (n := value_needle(v, name=True))]
     out = quotable + found + [f"m:{m}" for m in memory_ids]
     return sorted(set(out), key=lambda s: (len(s), s))
 
@@ -504,11 +518,15 @@ IDENTIFYING = re.compile(
 """An attribute that identifies the user or is a secret of theirs (``name``, ``surname``, ``email``, ``pin``,
 ``password``, ``locker code``, ``licence plate``; the attribute's last words, so ``phone model`` is not): its value is a needle whatever its shape (:func:`value_needle`;
 fifth breaker run, F3). Rare words of a slot value are :func:`names_someone`'s business."""
+_SECRET_WORD = r"(?:pin|code|passcode|password|passphrase|passwort|combination|plate|username|login)"
 _SECRET = re.compile(
-    r"\b(?:pin|code|passcode|password|passphrase|passwort|combination|plate|username|login)\b"
-    r"(?:\s+(?:number|no\.?))?\s*(?:\bis\b|\bwas\b|=|:)\s*(\S+(?:\s+\S+){0,2})",
+    rf"\b{_SECRET_WORD}\b(?:\s+(?:number|no\.?))?(?:\s+(?:of|for|to|on)(?:\s+[^\s\d]+){{1,3}}?)?"
+    r"\s*(?:\bis\b|\bwas\b|=|:)\s*(\S+(?:\s+\S+){0,2})"
+    rf"|\buse\s+(\S+)\s+as\s+(?:the\s+|my\s+|a\s+)?(?:\w+\s+)?{_SECRET_WORD}\b",
     re.IGNORECASE,
 )
+"""What gives a secret a value: "the door code is 558213", "the PIN of my card is 4471", "password: hunter2", "use
+7781 as the garage code" (sixth breaker run, N6)."""
 
 
 def secret_values(text: str) -> list[str]:
@@ -519,7 +537,7 @@ def secret_values(text: str) -> list[str]:
     out = []
     for m in _SECRET.finditer(text):
         tokens: list[str] = []
-        for raw in m.group(1).split():
+        for raw in (m.group(1) or m.group(2)).split():
             token = raw.rstrip(_PUNCT) if raw[-1:] in ".,;:!?)\"'" else raw
             if not token or (token.isalpha() and zipf_frequency(token, "en") >= 3.0):
                 break
@@ -531,7 +549,7 @@ def secret_values(text: str) -> list[str]:
     return out
 
 
-def value_needle(value: str) -> str | None:
+def value_needle(value: str, name: bool = False) -> str | None:
     """A secret's or an identifying slot's value as a word needle (its whitespace dropped, so it is found with its
     separators optional: ``B-MW 1234``, ``4471``, ``hunter2``, ``Tr0ub4dor&3``), or None when it is too short (fewer
     than 4 letters and digits), longer than ``SLOT_MAX_WORDS`` or one common word (a password "banana" would take
@@ -541,9 +559,10 @@ def value_needle(value: str) -> str | None:
     value = value.strip().strip(_PUNCT)
     if not value or len(value.split()) > SLOT_MAX_WORDS or len(_NOT_ALNUM.sub("", value)) < 4:
         return None
-    if all(w.isalpha() and zipf_frequency(w, "en") >= 3.0 for w in value.split()):
-        return None
-    return "".join(value.split())
+    words = value.split()
+    if all(w.isalpha() and zipf_frequency(w, "en") >= 3.0 for w in words) and not (name and len(words) > 1):
+        return None  # a name of two common words ("Sarah Miller") is still a name (sixth breaker run, N5)
+    return "-".join(words)  # its words' separation kept: a name is matched word by word (:func:`_word_pattern`)
 
 
 SHARED = re.compile(
@@ -563,14 +582,19 @@ def names_someone(memory: Any) -> bool:
     return memory["kind"] != "note" and not SHARED.match(str(memory["attribute"] or "").strip())
 
 
+PHONE = re.compile(r"(?:^|\s)(?:phone|mobile|phone number)$", re.IGNORECASE)
+NAME = re.compile(r"(?:^|\s)(?:name|surname|first name|last name|family name|maiden name|nickname)$", re.IGNORECASE)
+
+
 def identifying(memory: Any) -> bool:
     """Whether a structured memory's slot identifies the user or is a secret (:data:`IDENTIFYING`), or is where
     they live given with a number (``location`` "12 Elm Street": a street address, not a city)."""
     if memory["kind"] == "note":
         return False
     attribute = str(memory["attribute"] or "")
-    if IDENTIFYING.search(attribute):
-        return True
+    if IDENTIFYING.search(attribute):  # a phone slot holding no number holds the device ("Pixel 8": N4)
+        return not PHONE.search(attribute) or sum(c.isdigit() for c in str(memory["value"] or "")) >= LONG_NUMBER
+
     return attribute in ("location", "home") and any(c.isdigit() for c in str(memory["value"] or ""))
 
 
@@ -642,11 +666,12 @@ def plan(
     texts = [r["text"] for r in obs_rows.values()] + [m["text"] for m in mems.values()]
     own = [mems[m] for m in sorted((targets | only_erased) & set(mems)) if identifying(mems[m])]
     secrets = [v for m in own if (v := slot_value(m)) is not None]
+    names = [v for m in own if NAME.search(str(m["attribute"] or "")) and (v := slot_value(m)) is not None]
     slots = [
         v for m in targets if m in mems and names_someone(mems[m]) and (v := slot_value(mems[m])) is not None
     ]
     needles = needles_of(
-        texts, slots if slot_words else [], sorted((targets | only_erased) & set(mems)), secrets
+        texts, slots if slot_words else [], sorted((targets | only_erased) & set(mems)), secrets, names
     )
     quoting = _quoting(led, ns, "observations", "text", needles) - obs_ids
     all_obs = obs_ids | quoting
