@@ -590,3 +590,40 @@ def test_a_secret_given_in_another_sentence_shape_is_erased_where_quoted(mem: Me
     refs = _observe(mem, ["I live in Porto.", erased, quoting])
     mem.forget(_memory_of(mem, refs[erased]), hard=True)
     assert _texts(mem) == {"I live in Porto."}
+
+
+# ---- seventh breaker run -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "erased,quoting",
+    [
+        ("pin 4471 for the visa card", "Remember 4471 at the ATM."),
+        ("4471 is the PIN of my bank card.", "Remember 4471 at the ATM."),
+        ("Code 4471 opens the gate.", "gate 4471 again"),
+    ],
+)
+def test_a_secret_in_an_everyday_phrasing_is_erased_where_quoted(mem: Memory, erased: str, quoting: str) -> None:
+    """C1 (seventh breaker run, critical): a secret was read only from "keyword is value"."""
+    refs = _observe(mem, ["I live in Porto.", erased, quoting])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == {"I live in Porto."}
+
+
+@pytest.mark.parametrize(
+    "erased,kept",
+    [
+        ("My lucky number is 2024.", "I moved to Berlin in 2024."),
+        ("The code to review is 1200 lines.", "I earn 1200 a week."),
+        ("My last login was 2024-05-01.", "Dentist appointment on 2024-05-01 at noon."),
+        ("My wifi password is summer2024.", "We went to Italy in summer 2024."),
+        ("My username on the forum is anna.berg.", "I had lunch with Anna Berg, my cousin."),
+    ],
+)
+def test_a_secret_or_number_slot_is_matched_as_written(mem: Memory, erased: str, kept: str) -> None:
+    """C2-C4, M1 (seventh breaker run): any slot ending in "number" was a secret, "the code to review is 1200" gave a
+    secret, a login date was matched in any written form, and a password "summer2024" or a username "anna.berg"
+    was found as "summer 2024" and "Anna Berg": a secret's value is matched as written, a date is no secret."""
+    refs = _observe(mem, [erased, kept])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == {kept}

@@ -387,6 +387,11 @@ def _compiled(
             salt, length, digest = needle[len(_HASHED) :].rsplit(":", 2)
             hashed.append((salt, int(length), digest))
             continue
+        if needle.startswith(_VALUE):
+            value = needle[len(_VALUE) :]
+            if key := _NOT_ALNUM.sub("", fold(value)):
+                words.append((key, re.compile(_value_pattern(value))))
+            continue
         key = _NOT_ALNUM.sub("", fold(needle)) if needle and _is_word(needle) else ""
         if key:
             words.append((key, re.compile(_word_pattern(needle))))
@@ -512,7 +517,8 @@ def needles_of(
 IDENTIFYING = re.compile(
     r"(?:^|\s)(?:name|surname|first name|last name|family name|maiden name|nickname|username|user name|login|e-?mail|"
     r"phone|mobile|phone number|address|home address|pin|password|passcode|passphrase|passwort|code|combination|"
-    r"plate|licen[cs]e plate|number|iban|account|ssn|passport|id|tax id|card)$",
+    r"plate|licen[cs]e plate|(?:phone|mobile|account|card|passport|id|tax|membership|customer|policy|insurance|"
+    r"social security) number|iban|account|ssn|passport|id|tax id|card)$",
     re.IGNORECASE,
 )
 """An attribute that identifies the user or is a secret of theirs (``name``, ``surname``, ``email``, ``pin``,
@@ -520,13 +526,16 @@ IDENTIFYING = re.compile(
 fifth breaker run, F3). Rare words of a slot value are :func:`names_someone`'s business."""
 _SECRET_WORD = r"(?:pin|code|passcode|password|passphrase|passwort|combination|plate|username|login)"
 _SECRET = re.compile(
-    rf"\b{_SECRET_WORD}\b(?:\s+(?:number|no\.?))?(?:\s+(?:of|for|to|on)(?:\s+[^\s\d]+){{1,3}}?)?"
-    r"\s*(?:\bis\b|\bwas\b|=|:)\s*(\S+(?:\s+\S+){0,2})"
-    rf"|\buse\s+(\S+)\s+as\s+(?:the\s+|my\s+|a\s+)?(?:\w+\s+)?{_SECRET_WORD}\b",
+    rf"\b{_SECRET_WORD}\b(?:\s+(?:number|no\.?))?(?:\s+(?:of|for|on)\s+(?:my|the|our|your|a|an)(?:\s+[^\s\d]+){{1,2}}?)?"
+    r"\s*(?:\bis\b|\bwas\b|'s\b|=|:)\s*(\S+(?:\s+\S+){0,2})"
+    rf"|\buse\s+(\S+)\s+as\s+(?:the\s+|my\s+|a\s+)?(?:\w+\s+)?{_SECRET_WORD}\b"
+    rf"|\b{_SECRET_WORD}(?:\s+(?:number|no\.?))?\s+(\d[^\s,.;:!?]{{3,}})"
+    rf"|(?<![\w-])(\d[^\s,.;:!?]{{3,}})\s+is\s+(?:the|my|our)\s+(?:\w+\s+)?{_SECRET_WORD}\b",
     re.IGNORECASE,
 )
 """What gives a secret a value: "the door code is 558213", "the PIN of my card is 4471", "password: hunter2", "use
-7781 as the garage code" (sixth breaker run, N6)."""
+7781 as the garage code" (sixth breaker run, N6), "pin 4471 for the visa card", "4471 is the PIN of my card", "my
+pin number's 4471" (seventh). Not "the code to review is 1200 lines" (a filler needs a determiner)."""
 
 
 def secret_values(text: str) -> list[str]:
@@ -537,7 +546,7 @@ def secret_values(text: str) -> list[str]:
     out = []
     for m in _SECRET.finditer(text):
         tokens: list[str] = []
-        for raw in (m.group(1) or m.group(2)).split():
+        for raw in next(g for g in m.groups() if g).split():
             token = raw.rstrip(_PUNCT) if raw[-1:] in ".,;:!?)\"'" else raw
             if not token or (token.isalpha() and zipf_frequency(token, "en") >= 3.0):
                 break
@@ -557,12 +566,15 @@ def value_needle(value: str, name: bool = False) -> str | None:
     from wordfreq import zipf_frequency
 
     value = value.strip().strip(_PUNCT)
-    if not value or len(value.split()) > SLOT_MAX_WORDS or len(_NOT_ALNUM.sub("", value)) < 4:
+    spaced_digits = value.replace(" ", "").isdigit()  # a PIN written "7 4 4 1"
+    if not value or len(value.split()) > SLOT_MAX_WORDS and not spaced_digits or len(_NOT_ALNUM.sub("", value)) < 4:
         return None
     words = value.split()
     if all(w.isalpha() and zipf_frequency(w, "en") >= 3.0 for w in words) and not (name and len(words) > 1):
         return None  # a name of two common words ("Sarah Miller") is still a name (sixth breaker run, N5)
-    return "-".join(words)  # its words' separation kept: a name is matched word by word (:func:`_word_pattern`)
+    if _DATE.fullmatch(value):  # "my last login was 2024-05-01": a date, not a secret (seventh breaker run)
+        return None
+    return _VALUE + " ".join(words)  # matched as written (:func:`_value_pattern`), not as a code
 
 
 SHARED = re.compile(
@@ -688,6 +700,26 @@ def plan(
 
 
 _HASHED = "\x00h:"
+_VALUE = "\x00v:"
+"""Marks a slot's or a secret's value among the needles (:func:`value_needle`, :func:`_value_pattern`)."""
+
+
+def _value_pattern(value: str) -> str:
+    """A secret's or an identifying slot's value as written: its characters in order, punctuation as is, one to
+    three separators where it has whitespace (none to three between digits: "7 4 4 1" is "7441"), a whole word
+    (a number a whole number). Not as a code with separators optional anywhere: a password "summer2024" took
+    "summer 2024", a username "anna.berg" took "Anna Berg", a login date any written form of that date (seventh
+    breaker run)."""
+    tokens = fold(value).split()
+    body = ""
+    for i, token in enumerate(tokens):
+        if i:
+            body += r"[ \-]{0,3}" if tokens[i - 1][-1:].isdigit() and token[:1].isdigit() else r"[\W_]{1,3}"
+        body += re.escape(token)
+    first, last = tokens[0][:1], tokens[-1][-1:]
+    head = (r"(?<!\w)" if re.match(r"\w", first) else "") + (_NOT_AFTER_DIGITS if first.isdigit() else "")
+    tail = (r"(?!\w)" if re.match(r"\w", last) else "") + (r"(?![ \-./()]{1,3}\d)" if last.isdigit() else "")
+    return head + body + tail
 """The prefix of a whole-text needle kept as a digest by a pending erase job (:func:`job_payload`)."""
 
 
