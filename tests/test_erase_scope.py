@@ -582,32 +582,24 @@ def test_a_name_of_common_words_is_erased_where_it_is_quoted(mem: Memory) -> Non
 
 @pytest.mark.parametrize(
     "erased,quoting",
-    [("The PIN of my card is 4471.", "Remember 4471 at the ATM."), ("Use 7781 as the garage code.", "The garage opens with 7781.")],
+    [
+        ("The PIN of my card is 4471.", "Remember 4471 at the ATM."),  # N6 (sixth breaker run)
+        ("Use 7781 as the garage code.", "The garage opens with 7781."),  # N6
+        ("pin 4471 for the visa card", "Remember 4471 at the ATM."),  # C1 (seventh breaker run)
+        ("4471 is the PIN of my bank card.", "Remember 4471 at the ATM."),  # C1
+        ("Code 4471 opens the gate.", "gate 4471 again"),  # C1
+    ],
 )
 def test_a_secret_given_in_another_sentence_shape_is_erased_where_quoted(mem: Memory, erased: str, quoting: str) -> None:
-    """N6 (sixth breaker run, critical): "the PIN of my card is 4471" and "use 7781 as the garage code" gave no
-    secret value, so the messages quoting the numbers stayed."""
+    """N6, C1 (sixth and seventh breaker runs, critical): a secret was read only from "keyword is value", so
+    "the PIN of my card is 4471", "use 7781 as the garage code", "pin 4471 for the visa card", "4471 is the PIN
+    of my bank card" and "Code 4471 opens the gate" gave no secret and the messages quoting the numbers stayed."""
     refs = _observe(mem, ["I live in Porto.", erased, quoting])
     mem.forget(_memory_of(mem, refs[erased]), hard=True)
     assert _texts(mem) == {"I live in Porto."}
 
 
 # ---- seventh breaker run -----------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "erased,quoting",
-    [
-        ("pin 4471 for the visa card", "Remember 4471 at the ATM."),
-        ("4471 is the PIN of my bank card.", "Remember 4471 at the ATM."),
-        ("Code 4471 opens the gate.", "gate 4471 again"),
-    ],
-)
-def test_a_secret_in_an_everyday_phrasing_is_erased_where_quoted(mem: Memory, erased: str, quoting: str) -> None:
-    """C1 (seventh breaker run, critical): a secret was read only from "keyword is value"."""
-    refs = _observe(mem, ["I live in Porto.", erased, quoting])
-    mem.forget(_memory_of(mem, refs[erased]), hard=True)
-    assert _texts(mem) == {"I live in Porto."}
 
 
 @pytest.mark.parametrize(
