@@ -619,3 +619,12 @@ def test_a_secret_or_number_slot_is_matched_as_written(mem: Memory, erased: str,
     refs = _observe(mem, [erased, kept])
     mem.forget(_memory_of(mem, refs[erased]), hard=True)
     assert _texts(mem) == {kept}
+
+
+def test_a_pending_erase_job_keeps_a_names_needle_findable() -> None:
+    """A slot's value of two words ("Sarah Miller") is a word needle, not a whole text: a pending job must keep it as
+    it is (digested as a whole text it would never be found in a thread again)."""
+    needle = erase.value_needle("Sarah Miller", name=True)
+    assert needle is not None
+    payload = erase.job_payload([needle], [], "salt")
+    assert erase.quotes("Book the table under Sarah Miller.", payload["needles"])

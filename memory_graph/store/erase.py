@@ -753,7 +753,7 @@ def job_payload(needles: Sequence[str], same: Sequence[str], salt: str) -> dict[
     what the scrub must find, with its separators optional, which no digest allows (fifth breaker run, F5)."""
     kept = []
     for needle in needles:
-        if _is_word(needle) or needle.startswith("m:"):
+        if _is_word(needle) or needle.startswith(("m:", _VALUE)):  # a value ("Sarah Miller") is no whole text
             kept.append(needle)
         else:
             low = fold(needle)
