@@ -94,8 +94,8 @@ def shortlist(scored: Sequence[tuple[T, float]], reads: int = READS, min_similar
     earlier user turns as candidates), reading the 8 nearest found 0.776 of the changes at precision 0.826
     (F1 0.800); this shortlist (4, 0.25) 0.762 at 0.866 (F1 0.811) and reads 38% of those pairs (annotated changes
     sit at the nearest candidate 74% of the time; a far look-alike read is mostly a false update). Chosen among
-    (3, 4, 5, 8) x (none, 0.2, 0.25) by F1 on those writers only, then fewer reads; the held-out writers' figures
-    are in ``training/MODEL_CARD.md``."""
+    (3, 4, 5, 8) x (none, 0.2, 0.25) and (1, 2, 3, 4) x (0.25, 0.3, 0.35, 0.4) by F1 on those writers only, then
+    fewer reads; the held-out writers' figures are in ``training/MODEL_CARD.md``."""
     out: list[T] = []
     for n, (cand, similarity) in enumerate(scored):
         if len(out) >= reads:
