@@ -158,7 +158,7 @@ def _needle_and_quote(draw: st.DrawFn) -> tuple[str, str]:
     folded = erase.fold(needle)
     chars = re.findall(r"[^\W_]", folded)
     digits = sum(c.isdigit() for c in chars)
-    if 0 < digits < len(chars) or digits >= erase.LONG_NUMBER:  # a code, a long number: separators anywhere
+    if 0 < digits < len(chars) or digits >= erase.DIGITS_MIN:  # a code, a long number: separators anywhere
         parts = chars or [needle]
     else:  # a word, a name, a short number: only where the needle has its own (sixth breaker run)
         parts = [part for part in re.split(r"[\W_]+", folded) if part] or [needle]

@@ -342,7 +342,7 @@ def _is_word(needle: str) -> bool:
 
 def _word_pattern(needle: str) -> str:
     """A word needle (an identifier, a rare word, a slot's value) as a whole word. A code mixing letters and digits,
-    or a number of at least ``LONG_NUMBER`` digits (a phone, an account), is found with separators optional between
+    or a number of at least ``DIGITS_MIN`` digits (a phone, an account), is found with separators optional between
     any two of its characters (:data:`_SEP`) whatever separators the needle has: ``LH714`` is not found in
     ``LH7140``, ``7734-QK`` is found as ``7734QK`` and ``7734 QK`` (breaker runs, issue 21). A word, a name or a
     short number keeps its own separators only (optional there, never added): ``jsmith`` is not "J. Smith",
@@ -352,17 +352,19 @@ def _word_pattern(needle: str) -> str:
     if not chars:
         return re.escape(folded)
     digits = sum(c.isdigit() for c in chars)
-    if 0 < digits < len(chars) or digits >= LONG_NUMBER:
+    if 0 < digits < len(chars) or digits >= DIGITS_MIN:
         body = _SEP.join(chars)
     else:
         body = _SEP.join(re.escape(part) for part in re.split(r"[\W_]+", folded) if part)
-    head = r"(?<!\w)" + (_NOT_AFTER_DIGITS if chars[0].isdigit() else "")
-    tail = r"(?!\w)" + (r"(?![ \-./()]{1,3}\d)" if chars[-1].isdigit() else "")
+    return _whole(body, chars[0][-1], chars[-1][-1])  # an escaped letter or digit is itself
+
+
+def _whole(body: str, first: str, last: str) -> str:
+    """``body`` (a pattern whose match begins with the character ``first`` and ends with ``last``) as a whole word:
+    not inside a longer word, and a number not inside a longer number written in groups (:data:`_NOT_AFTER_DIGITS`)."""
+    head = (r"(?<!\w)" if re.match(r"\w", first) else "") + (_NOT_AFTER_DIGITS if first.isdigit() else "")
+    tail = (r"(?!\w)" if re.match(r"\w", last) else "") + (r"(?![ \-./()]{1,3}\d)" if last.isdigit() else "")
     return head + body + tail
-
-
-LONG_NUMBER = 7
-"""Digits from which a number is found whatever its grouping (a phone number, an account, an SSN: :func:`_word_pattern`)."""
 
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
@@ -605,7 +607,7 @@ def identifying(memory: Any) -> bool:
         return False
     attribute = str(memory["attribute"] or "")
     if IDENTIFYING.search(attribute):  # a phone slot holding no number holds the device ("Pixel 8": N4)
-        return not PHONE.search(attribute) or sum(c.isdigit() for c in str(memory["value"] or "")) >= LONG_NUMBER
+        return not PHONE.search(attribute) or sum(c.isdigit() for c in str(memory["value"] or "")) >= DIGITS_MIN
 
     return attribute in ("location", "home") and any(c.isdigit() for c in str(memory["value"] or ""))
 
@@ -700,6 +702,7 @@ def plan(
 
 
 _HASHED = "\x00h:"
+"""The prefix of a whole-text needle kept as a digest by a pending erase job (:func:`job_payload`)."""
 _VALUE = "\x00v:"
 """Marks a slot's or a secret's value among the needles (:func:`value_needle`, :func:`_value_pattern`)."""
 
@@ -716,11 +719,7 @@ def _value_pattern(value: str) -> str:
         if i:
             body += r"[ \-]{0,3}" if tokens[i - 1][-1:].isdigit() and token[:1].isdigit() else r"[\W_]{1,3}"
         body += re.escape(token)
-    first, last = tokens[0][:1], tokens[-1][-1:]
-    head = (r"(?<!\w)" if re.match(r"\w", first) else "") + (_NOT_AFTER_DIGITS if first.isdigit() else "")
-    tail = (r"(?!\w)" if re.match(r"\w", last) else "") + (r"(?![ \-./()]{1,3}\d)" if last.isdigit() else "")
-    return head + body + tail
-"""The prefix of a whole-text needle kept as a digest by a pending erase job (:func:`job_payload`)."""
+    return _whole(body, tokens[0][:1], tokens[-1][-1:])
 
 
 def _text_digest(salt: str, text: str) -> str:
