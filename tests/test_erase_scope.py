@@ -628,3 +628,13 @@ def test_a_pending_erase_job_keeps_a_names_needle_findable() -> None:
     assert needle is not None
     payload = erase.job_payload([needle], [], "salt")
     assert erase.quotes("Book the table under Sarah Miller.", payload["needles"])
+
+
+def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it(mem: Memory) -> None:
+    """N7 (sixth breaker run, high): the address was cut to "Flat 4" at its first comma, so forgetting it left
+    "Send the parcel to 221B Baker Street"; the city and a station named after the street are no part of it."""
+    address = "My address is Flat 4, 221B Baker Street, London."
+    refs = _observe(mem, [address, "Send the parcel to 221B Baker Street please.", "I love the Baker Street station.",
+                          "London is rainy today."])
+    mem.forget(_memory_of(mem, refs[address]), hard=True)
+    assert _texts(mem) == {"I love the Baker Street station.", "London is rainy today."}

@@ -29,3 +29,16 @@ def test_filler_forms_no_memory_and_a_pet_name_is_its_value() -> None:
     assert extract(obs("That's all for tonight, thanks.")) == []
     (cat,) = extract(obs("My new cat is called Tofu."))
     assert cat.value == "Tofu"
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("My address is Flat 4, 221B Baker Street, London.", "Flat 4, 221B Baker Street, London"),
+    ("My home address is 12 Elm Road, Leeds, but I am moving soon.", "12 Elm Road, Leeds"),
+    ("My email address is ana@example.org, use it.", "ana@example.org"),
+    ("My home is in Turku, Finland.", "Turku"),
+])
+def test_a_postal_address_keeps_its_commas(text: str, value: str) -> None:
+    """N7 (sixth breaker run, issue 21): a comma ended every value, so "Flat 4, 221B Baker Street" was stored as
+    "Flat 4" and a hard delete of the address left the street where another message quoted it."""
+    record = extract(Observation(id="o1", text=text, speaker="user", source="user", time="2024-01-01T00:00:00+00:00"))[0]
+    assert record.value == value

@@ -187,10 +187,18 @@ SWITCH = re.compile(
     r"^(?:just\s+|have\s+|'ve\s+)?(?:switched|moved|migrated|changed|upgraded|downgraded|ported)\s+(?:the\s+|our\s+)?(?P<topic>.+?)\s+(?:to|over to|onto)\s+(?P<v>.+)$",
     re.I,
 )
-VALUE_STOP = re.compile(
-    r"(?:,(?!\d{3}\b)|;|\s+-\s+|\s+by the way\b|\s+btw\b|\s+because\b|\s+since\b|\s+so\b|\s+but\b|\s+which\b|\s+where\b|\s+and\s+(?:i|we|he|she|it|they|my|our)\b|\s+(?:there|now|too|as well|anymore|any more|these days|already)\b)",
+_VALUE_STOP_WORDS = (
+    r";|\s+-\s+|\s+by the way\b|\s+btw\b|\s+because\b|\s+since\b|\s+so\b|\s+but\b|\s+which\b|\s+where\b|\s+and\s+(?:i|we|he|she|it|they|my|our)\b|\s+(?:there|now|too|as well|anymore|any more|these days|already)\b"
+)
+VALUE_STOP = re.compile(rf"(?:,(?!\d{{3}}\b)|{_VALUE_STOP_WORDS})", re.I)
+"""Where a captured value ends: a comma (not a thousands separator), a clause word, a time phrase."""
+ADDRESS_VALUE_STOP = re.compile(rf"(?:{_VALUE_STOP_WORDS})", re.I)
+"""Where an address ends: as ``VALUE_STOP`` but through its commas ("Flat 4, 221B Baker Street, London")."""
+ADDRESS = re.compile(
+    r"^(?:(?:home|postal|mailing|street|work|office|shipping|billing|delivery|new|old|current|our|his|her|their)\s+)*address$",
     re.I,
 )
+"""Attributes whose value is a postal address (not an e-mail, IP or web address)."""
 NARRATIVE = re.compile(
     r"\b(?:went|visited|saw|met|attended|watched|ate|bought|made|took|did|traveled|travelled|spent|celebrated|"
     r"finished|got back|came back|had a|was at|were at|was in|were in)\b",
@@ -371,9 +379,9 @@ def _resolve_subject(sentence: str, speaker_subj: str, antecedent: SubjectResolu
     return None
 
 
-def clean_value(raw: str) -> str:
-    """Cut a captured value at clause boundaries, time phrases and filler; strip punctuation."""
-    value = VALUE_STOP.split(raw, maxsplit=1)[0]
+def clean_value(raw: str, stop: re.Pattern[str] = VALUE_STOP) -> str:
+    """Cut a captured value at clause boundaries (``stop``), time phrases and filler; strip punctuation."""
+    value = stop.split(raw, maxsplit=1)[0]
     value = RELATIVE_RE.sub("", value)
     value = re.sub(r"\b(?:last|next|this)\s+(?:week|month|year|weekend)\b", "", value, flags=re.I)
     value = re.sub(r"[\s.!?\"')]+$", "", value).strip(" ,.;:!?\"'")
@@ -621,8 +629,9 @@ def _extract_sentence(
     multi_cue = bool(MULTI_CUE.search(text))
     out: list[MemoryRecord] = []
 
-    def add(attribute: str, raw: str, kind: str, multi: bool, confidence: float = 0.8) -> None:
-        value = clean_value(raw)
+    def add(attribute: str, raw: str, kind: str, multi: bool, confidence: float = 0.8, said: str = "") -> None:
+        """``said``: the attribute as written ("home address" before it became ``location``)."""
+        value = clean_value(raw, ADDRESS_VALUE_STOP if ADDRESS.search(said or attribute) else VALUE_STOP)
         if not value:
             return
         versioned = VERSIONED.match(value)
@@ -648,7 +657,7 @@ def _extract_sentence(
             if attr in ("location", "home") and placed:  # "my home is in Turku" = where the user lives
                 attr, raw_value = "location", placed.group("place")
             kind = "preference" if attr.startswith("favorite") else "state"
-            add(attr, raw_value, kind, m.group("verb").lower() == "are")  # "my hobbies are ..." holds several
+            add(attr, raw_value, kind, m.group("verb").lower() == "are", said=m.group("attr"))  # "my hobbies are ..." holds several
             return out
     for pattern, attribute, kind, multi in CLAUSE_PATTERNS:
         m = pattern.match(clause)

@@ -621,6 +621,20 @@ def slot_value(memory: Any) -> str | None:
     return value
 
 
+_ADDRESS_SLOT = re.compile(r"(?:^|\s)(?:address|location|home)$", re.IGNORECASE)
+
+
+def secret_slot_values(memory: Any) -> list[str]:
+    """The values of an :func:`identifying` memory that are needles: its :func:`slot_value`; for a street address,
+    each comma-separated part holding a digit ("Flat 4, 221B Baker Street, London": "Flat 4" and "221B Baker
+    Street", quoted alone elsewhere; the city is a place many facts share). Issue 21, N7."""
+    value = str(memory["value"] or "")
+    if _ADDRESS_SLOT.search(str(memory["attribute"] or "")) and "," in value:
+        parts = [part.strip() for part in value.split(",")]
+        return [p for p in parts if any(c.isdigit() for c in p)]
+    return [v] if (v := slot_value(memory)) is not None else []
+
+
 @dataclass
 class Plan:
     """What one hard delete removes (:func:`plan`).
@@ -679,7 +693,7 @@ def plan(
     mems = led.memories(ns, sorted(targets | set(formed)))
     texts = [r["text"] for r in obs_rows.values()] + [m["text"] for m in mems.values()]
     own = [mems[m] for m in sorted((targets | only_erased) & set(mems)) if identifying(mems[m])]
-    secrets = [v for m in own if (v := slot_value(m)) is not None]
+    secrets = [v for m in own for v in secret_slot_values(m)]
     names = [v for m in own if NAME.search(str(m["attribute"] or "")) and (v := slot_value(m)) is not None]
     slots = [
         v for m in targets if m in mems and names_someone(mems[m]) and (v := slot_value(mems[m])) is not None
