@@ -365,7 +365,7 @@ class Memory:
         rows = led.memories(ns, chain)
         return [{k: rows[m][k] for k in ("id", "text", "value", "status", "valid_from", "valid_to")} for m in chain if m in rows]
 
-    def forget(self, memory_id: str, hard: bool = False) -> dict[str, Any]:
+    def forget(self, memory_id: str, hard: bool = False, dry_run: bool = False) -> dict[str, Any]:
         """Retract a memory (``hard=False``: kept in history, never recalled as current) or erase it.
 
         ``hard=True`` erases, from every file of the store folder: the memory, the observations it came from,
@@ -380,13 +380,20 @@ class Memory:
         also ``"kept"`` (memories kept without an erased source), ``"recalls"``, ``"items"`` (counts erased),
         ``"threads"`` (threads rewritten) and ``"threads_unknown_owner"`` (threads left: no known owner).
 
+        ``dry_run=True`` (with ``hard``) writes nothing: it returns what the hard delete would erase, with the
+        texts (``"memory_texts"``, ``"observation_texts"``: ``{id: text}``) and ``"dry_run": True``, so the user can
+        check which of their messages count as quoting it before confirming (``Store.preview_erase``).
+
         Raises:
-            InvalidInputError: ``memory_id`` is not an id string, or ``hard`` is not a bool.
+            InvalidInputError: ``memory_id`` is not an id string, ``hard`` or ``dry_run`` is not a bool, or
+                ``dry_run`` without ``hard``.
             NotFoundError: no such memory in this namespace.
         """
         self._check_open()
         memory_id = check_id(memory_id)
         hard = _check_bool(hard, "hard")
+        if _check_bool(dry_run, "dry_run") and not hard:
+            raise InvalidInputError("dry_run previews a hard delete: pass hard=True with it")
         ns = self.context.user_id
         led = self.store.ledger
         if led.memory(ns, memory_id) is None:
@@ -396,6 +403,8 @@ class Memory:
                 tx.retract(ns, memory_id, reason="forget (soft)")
             self.store.sync_metadata([memory_id])
             return {"forgotten": [memory_id], "observations": [], "hard": False}
+        if dry_run:
+            return self.store.preview_erase(ns, memory_ids=[memory_id])
         return self.store.erase(ns, memory_ids=[memory_id])
 
     def search_observations(self, query: str, k: int = 10) -> list[dict[str, Any]]:

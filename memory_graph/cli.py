@@ -36,6 +36,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -593,7 +594,7 @@ class _Session:
             self.conn.close()
 
 
-CHAT_HELP = "commands: /good  /bad  /inspect ID  /forget ID [--hard]  /quit"
+CHAT_HELP = "commands: /good  /bad  /inspect ID  /forget ID [--hard [--dry-run]]  /quit"
 
 
 def _slash(session: _Session, line: str) -> bool:
@@ -618,8 +619,8 @@ def _slash(session: _Session, line: str) -> bool:
         return True
     if cmd == "/forget":
         if not args:
-            raise CliError("usage: /forget ID [--hard]")
-        _print_forget(mem.forget(args[0], hard="--hard" in args[1:]))
+            raise CliError("usage: /forget ID [--hard [--dry-run]]")
+        _print_forget(mem.forget(args[0], hard="--hard" in args[1:], dry_run="--dry-run" in args[1:]))
         return True
     if cmd == "/help":
         console.print(CHAT_HELP)
@@ -735,6 +736,13 @@ def _print_inspect(mem: Memory, memory_id: str | None) -> None:
 
 
 def _print_forget(result: dict[str, Any]) -> None:
+    if result.get("dry_run"):
+        console.print(_safe(f"would erase {len(result['forgotten'])} memories and {len(result['observations'])} "
+                            "observations (nothing erased; run again without --dry-run to erase):"))
+        for kind, texts in (("memory", result["memory_texts"]), ("observation", result["observation_texts"])):
+            for item_id, text in texts.items():
+                console.print(_safe(f"  {kind} {item_id}: {textwrap.shorten(sanitize(text), 200, placeholder=' ...')}"))
+        return
     kind = "erased" if result.get("hard") else "retracted"
     console.print(_safe(f"{kind} {len(result['forgotten'])} memories: {', '.join(result['forgotten'])}"
                         + (f"; erased {len(result['observations'])} observations" if result.get("hard") else "")))
@@ -768,13 +776,15 @@ def inspect(
 def forget(
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory to forget.")],
     hard: Annotated[bool, typer.Option("--hard", help="Erase the text everywhere (not only retract).")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --hard: list what would be erased (every message taken as quoting it), erase nothing.")] = False,
     store: StoreOpt = DEFAULT_STORE,
     chroma: ChromaOpt = "",
     user: UserOpt = "default",
 ) -> None:
     """Retract a memory (kept in history), or with --hard erase it and its source observations."""
     with _open(store, user, create=False, chroma_url=chroma) as mem:
-        _print_forget(mem.forget(memory_id, hard=hard))
+        _print_forget(mem.forget(memory_id, hard=hard, dry_run=dry_run))
 
 
 @app.command()

@@ -130,6 +130,11 @@ def test_inspect_forget_reindex(store: Path) -> None:
         assert_one_line_error(unknown, "nosuchid")
         assert unknown.returncode == 1
 
+    preview = run_cli("forget", berlin_id, "--hard", "--dry-run", store=store)
+    assert preview.returncode == 0, preview.stderr
+    assert "would erase" in preview.stdout and "nothing erased" in preview.stdout and "Berlin" in preview.stdout
+    assert_one_line_error(run_cli("forget", berlin_id, "--dry-run", store=store), "hard")
+
     gone = run_cli("forget", berlin_id, store=store)
     assert gone.returncode == 0, gone.stderr
     assert "retracted 1" in gone.stdout and berlin_id in gone.stdout

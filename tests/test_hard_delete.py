@@ -387,3 +387,24 @@ def test_a_pending_erase_job_still_finds_a_whole_text_it_keeps_as_a_digest() -> 
     assert erase.quotes(f"She wrote: {text.upper()} ok", needles)
     assert not erase.quotes("Please call me back tomorrow.", needles)
     assert erase.same_text(text + "!") in said and "something else" not in said
+
+
+def test_a_dry_run_lists_what_a_hard_delete_would_erase_and_erases_nothing(tmp_path: Path) -> None:
+    """``forget(id, hard=True, dry_run=True)`` (CLI ``forget ID --hard --dry-run``): the messages a hard delete would
+    take as quoting the erased content, with their texts, before anything is erased; the store is unchanged."""
+    from memory_graph.errors import InvalidInputError
+
+    with Memory(tmp_path / "s", user_id="dana") as mem:
+        mem.observe("My locker code is QX4471.", speaker="user", time="2024-05-01T09:00:00", ref="a")
+        mem.observe("Open QX4471 for me tomorrow.", speaker="user", time="2024-05-02T09:00:00", ref="b")
+        mem.observe("I live in Porto.", speaker="user", time="2024-05-03T09:00:00", ref="c")
+        code = mem.store.ledger.query("SELECT memory_id FROM provenance WHERE ref='a'")[0]["memory_id"]
+        before = list(export_lines(mem.store, "dana"))
+        preview = mem.forget(code, hard=True, dry_run=True)
+        assert preview["dry_run"] is True and code in preview["forgotten"]
+        assert sorted(preview["observation_texts"].values()) == ["My locker code is QX4471.", "Open QX4471 for me tomorrow."]
+        assert list(export_lines(mem.store, "dana")) == before
+        with pytest.raises(InvalidInputError):
+            mem.forget(code, dry_run=True)
+        erased = mem.forget(code, hard=True)
+        assert sorted(erased["observations"]) == sorted(preview["observations"])

@@ -325,6 +325,25 @@ class Store:
         return {"forgotten": planned.memories, "observations": planned.observations, "hard": True,
                 "kept": planned.kept, "recalls": erased["recalls"], "items": erased["items"], **threads}
 
+    def preview_erase(self, namespace: str, memory_ids: Sequence[str] = (), observation_ids: Sequence[str] = (),
+                      slot_words: bool = True) -> dict[str, Any]:
+        """What :meth:`erase` with the same arguments would remove, written nowhere: the plan it would apply
+        (:func:`memory_graph.store.erase.plan`), with the texts, so that a user can read which of their messages
+        a hard delete takes as quoting the erased content before confirming it.
+
+        Returns: ``{"forgotten": [memory ids], "observations": [observation ids], "hard": True, "dry_run": True,
+        "kept": [memory ids], "memory_texts": {id: text}, "observation_texts": {id: text}}``. Chat-thread copies of
+        those messages are not listed (they go with them)."""
+        from memory_graph.store import erase as erase_mod
+
+        with self.session():
+            planned = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids, slot_words=slot_words)
+            mems = self.ledger.memories(namespace, planned.memories)
+            obs = self.ledger.observations(namespace, planned.observations)
+        return {"forgotten": planned.memories, "observations": planned.observations, "hard": True, "dry_run": True,
+                "kept": planned.kept, "memory_texts": {m: str(mems[m]["text"]) for m in planned.memories if m in mems},
+                "observation_texts": {o: str(obs[o]["text"]) for o in planned.observations if o in obs}}
+
     def finish_erasures(self) -> dict[str, int]:
         """Finish every hard delete whose ledger part committed (``erase_jobs``, any namespace: a process may have
         been killed in between): scrub the chat threads of its namespace, drop the job, VACUUM the ledger.
