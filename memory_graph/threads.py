@@ -112,11 +112,11 @@ def owner_of(key: str) -> str | None:
 
 def kept_messages(messages: list[Any], refs: set[str], needles: list[str], said: Container[str] | None = None) -> list[Any]:
     """``messages`` without those that quote a needle in their content, tool-call arguments or extra fields (as
-    the hard delete judges every row: :func:`memory_graph.store.erase.quotes_value`), whose id is in ``refs`` or
-    whose content is an erased text (``said``: :func:`memory_graph.store.erase.same_text` of each); a tool call and
+    the hard delete judges every row: :func:`memory_graph.store.quoting.quotes_value`), whose id is in ``refs`` or
+    whose content is an erased text (``said``: :func:`memory_graph.store.quoting.same_text` of each); a tool call and
     its tool result go together (a dropped AI message's results, and an AI message whose results were dropped), so
     the thread stays a valid conversation."""
-    from memory_graph.store.erase import quotes_value, same_text
+    from memory_graph.store.quoting import quotes_value, same_text
 
     said = said or set()
     dropped = {i for i, m in enumerate(messages) if m.id in refs or quotes_value(m, needles)

@@ -22,7 +22,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from memory_graph import Memory, MemoryStore
 from memory_graph.config import Context
-from memory_graph.store import erase
+from memory_graph.store import erase, quoting
 from memory_graph.store.ledger import Ledger
 from memory_graph.threads import THREADS_FILE, thread_key
 from memory_graph.transfer import export_lines
@@ -137,7 +137,7 @@ def test_a_quote_of_an_identifier_is_erased_with_it(mem: Memory, erased: str, qu
     ],
 )
 def test_identifiers_are_found_and_amounts_dates_and_times_are_not(text: str, found: list[str]) -> None:
-    assert sorted(erase.identifiers(text)) == sorted(found)
+    assert sorted(quoting.identifiers(text)) == sorted(found)
 
 
 # ---- C3: nothing the quote test finds is missed by a prefilter ----------------------------------------------------
@@ -147,7 +147,7 @@ _SEPARATORS = st.sampled_from(["", " ", "-", ".", "/", "_", " - "])
 
 @st.composite
 def _needle_and_quote(draw: st.DrawFn) -> tuple[str, str]:
-    """A needle and a text that quotes it with other separators and case (what :func:`erase.quotes` accepts)."""
+    """A needle and a text that quotes it with other separators and case (what :func:`quoting.quotes` accepts)."""
     needle = draw(
         st.one_of(
             st.from_regex(r"[A-Za-zŁĘÓŻ]{1,3}[0-9]{2,5}[A-Z]{0,2}", fullmatch=True),
@@ -155,10 +155,10 @@ def _needle_and_quote(draw: st.DrawFn) -> tuple[str, str]:
             st.text(min_size=1, max_size=12),
         )
     )
-    folded = erase.fold(needle)
+    folded = quoting.fold(needle)
     chars = re.findall(r"[^\W_]", folded)
     digits = sum(c.isdigit() for c in chars)
-    if 0 < digits < len(chars) or digits >= erase.DIGITS_MIN:  # a code, a long number: separators anywhere
+    if 0 < digits < len(chars) or digits >= quoting.DIGITS_MIN:  # a code, a long number: separators anywhere
         parts = chars or [needle]
     else:  # a word, a name, a short number: only where the needle has its own (sixth breaker run)
         parts = [part for part in re.split(r"[\W_]+", folded) if part] or [needle]
@@ -206,7 +206,7 @@ def test_the_row_search_selects_every_row_the_quote_test_accepts(pair: tuple[str
     ASCII only), so rows the Python quote test accepts were never read. Whatever the needle and the text: if
     ``quotes(text, [needle])``, the row search selects the row."""
     needle, text = pair
-    if erase.quotes(text, [needle]):
+    if quoting.quotes(text, [needle]):
         assert _selects(needle, text), (needle, text)
 
 
@@ -214,8 +214,8 @@ def test_the_row_search_selects_every_row_the_quote_test_accepts(pair: tuple[str
 @settings(max_examples=100, deadline=None)
 def test_a_word_needle_is_found_whatever_its_separators_and_case(pair: tuple[str, str]) -> None:
     needle, text = pair
-    if erase._is_word(needle) and any(c.isalnum() for c in needle):
-        assert erase.quotes(text, [needle]), (needle, text)
+    if quoting.is_word_needle(needle) and any(c.isalnum() for c in needle):
+        assert quoting.quotes(text, [needle]), (needle, text)
 
 
 # ---- C4, C5: no rare word of a sentence, no cascade -------------------------------------------------------------
@@ -442,7 +442,7 @@ def test_import_refuses_an_item_whose_message_is_nowhere(
 def test_periods_ranges_versions_amounts_and_product_terms_are_no_identifiers(text: str) -> None:
     """F1/F2 (fifth breaker run, critical): each of these counted as an identifier, so forgetting one fact erased
     every other message that mentioned the same year range, quarter, version or product."""
-    assert erase.identifiers(text) == []
+    assert quoting.identifiers(text) == []
 
 
 def test_forgetting_a_fact_keeps_another_with_the_same_year_range(mem: Memory) -> None:
@@ -504,11 +504,11 @@ def test_forgetting_an_employer_keeps_other_facts_that_name_it(mem: Memory) -> N
 
 def test_a_digit_needle_is_a_whole_number() -> None:
     """F7: a short digit needle matched part of a longer number written in groups."""
-    assert not erase.quotes("Tracking 1234 567 890 arrived.", ["1234567"])
-    assert not erase.quotes("Call +1 (212) 555-0123 tonight.", ["5550123"])
-    assert erase.quotes("Call 555-0123 tonight.", ["5550123"])
-    assert erase.quotes("PINs 4471, 5582.", ["4471"])
-    assert not erase.quotes("Invoice 2024-4471-9.", ["4471"])
+    assert not quoting.quotes("Tracking 1234 567 890 arrived.", ["1234567"])
+    assert not quoting.quotes("Call +1 (212) 555-0123 tonight.", ["5550123"])
+    assert quoting.quotes("Call 555-0123 tonight.", ["5550123"])
+    assert quoting.quotes("PINs 4471, 5582.", ["4471"])
+    assert not quoting.quotes("Invoice 2024-4471-9.", ["4471"])
 
 
 def test_deleting_a_common_reply_keeps_the_users_identical_chat_turns(mem: Memory) -> None:
@@ -624,10 +624,10 @@ def test_a_secret_or_number_slot_is_matched_as_written(mem: Memory, erased: str,
 def test_a_pending_erase_job_keeps_a_names_needle_findable() -> None:
     """A slot's value of two words ("Sarah Miller") is a word needle, not a whole text: a pending job must keep it as
     it is (digested as a whole text it would never be found in a thread again)."""
-    needle = erase.value_needle("Sarah Miller", name=True)
+    needle = quoting.value_needle("Sarah Miller", name=True)
     assert needle is not None
     payload = erase.job_payload([needle], [], "salt")
-    assert erase.quotes("Book the table under Sarah Miller.", payload["needles"])
+    assert quoting.quotes("Book the table under Sarah Miller.", payload["needles"])
 
 
 def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it(mem: Memory) -> None:

@@ -215,10 +215,11 @@ def test_erasing_what_replaced_a_fact_makes_the_fact_current_again(tmp_path: Pat
 def test_distinctive_words_inside_a_longer_value_are_needles() -> None:
     """A value of several words ("my token is zqxv9981kk") still marks where it is quoted by its distinctive
     word (breaker run); common words ("Berlin", "token") never do."""
-    from memory_graph.store.erase import distinctive_values
+    from memory_graph.store.quoting import identifiers, rare_words
 
-    assert distinctive_values(["my token is zqxv9981kk.", "Berlin", "alpha247514q9", "(Okonkwo)", "tea"]) == [
-        "zqxv9981kk", "alpha247514q9", "Okonkwo"]
+    values = ["my token is zqxv9981kk.", "Berlin", "alpha247514q9", "(Okonkwo)", "tea"]
+    assert [n for v in values for n in identifiers(v)] == ["zqxv9981kk", "alpha247514q9"]
+    assert [w for v in values for w in rare_words(v)] == ["Okonkwo"]
 
 
 @pytest.mark.parametrize(("erased", "unrelated"), [
@@ -277,7 +278,7 @@ def test_a_hard_delete_keeps_chat_messages_that_share_no_identifier(
     tmp_path: Path, erased: str, unrelated: str, code: str
 ) -> None:
     """Issue 21: the chat threads were scrubbed by raw substring while the ledger matches codes and rare words as
-    whole words (``erase.quotes``): erasing "LH714" dropped the chat turns about "LH7140", which the ledger kept."""
+    whole words (``quoting.quotes``): erasing "LH714" dropped the chat turns about "LH7140", which the ledger kept."""
     store = tmp_path / "s"
     with Memory(store, user_id="alice") as mem:
         mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
@@ -294,7 +295,7 @@ def test_a_hard_delete_keeps_chat_messages_that_share_no_identifier(
 
 
 def test_a_hard_delete_scrubs_a_chat_copy_of_a_code_written_without_its_separator(tmp_path: Path) -> None:
-    """Issue 21: the ledger finds "7734QK" as a quote of "7734-QK" (``erase.quotes``), the chat scrub looked for
+    """Issue 21: the ledger finds "7734QK" as a quote of "7734-QK" (``quoting.quotes``), the chat scrub looked for
     the needle's bytes: a chat turn that is no observation of the store (an app's system note) kept the code."""
     from langchain_core.messages import AIMessage
 
@@ -378,15 +379,15 @@ def test_an_unreadable_threads_file_fails_the_thread_step_only(tmp_path: Path) -
 
 def test_a_pending_erase_job_still_finds_a_whole_text_it_keeps_as_a_digest() -> None:
     """F5: the job keeps a whole-text needle as a salted digest; the thread scrub still finds a message quoting it."""
-    from memory_graph.store import erase
+    from memory_graph.store import erase, quoting
 
     text = "Please call me back tomorrow morning before ten o'clock, thanks a lot."
-    payload = erase.job_payload([text, "QX4471"], [erase.same_text(text)], "salt0")
+    payload = erase.job_payload([text, "QX4471"], [quoting.same_text(text)], "salt0")
     assert text not in json.dumps(payload) and "QX4471" in payload["needles"]
     needles, said = erase.erase_job_needles(json.dumps(payload))
-    assert erase.quotes(f"She wrote: {text.upper()} ok", needles)
-    assert not erase.quotes("Please call me back tomorrow.", needles)
-    assert erase.same_text(text + "!") in said and "something else" not in said
+    assert quoting.quotes(f"She wrote: {text.upper()} ok", needles)
+    assert not quoting.quotes("Please call me back tomorrow.", needles)
+    assert quoting.same_text(text + "!") in said and "something else" not in said
 
 
 def test_a_dry_run_lists_what_a_hard_delete_would_erase_and_erases_nothing(tmp_path: Path) -> None:

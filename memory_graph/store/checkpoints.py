@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from memory_graph.errors import StoreError
-from memory_graph.store.erase import Said, quotes_value, same_text, strings_of
+from memory_graph.store.erase import Said
+from memory_graph.store.quoting import quotes_value, same_text, strings_of
 from memory_graph.threads import THREADS_FILE, kept_messages, owner_of
 
 
@@ -20,9 +21,9 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
                   owners: Mapping[str, str] | None = None) -> tuple[int, int]:
     """Rewrite the chat threads of ``user_id`` in ``folder/THREADS_FILE`` so that no message quotes erased content
     or carries it: a message that quotes a needle (as the ledger's rows are judged,
-    :func:`memory_graph.store.erase.quotes_value`: a code or a rare word as a whole word, so erasing "LH714" keeps a
+    :func:`memory_graph.store.quoting.quotes_value`: a code or a rare word as a whole word, so erasing "LH714" keeps a
     message about "LH7140"), whose id is in ``refs`` (the erased observations' refs) or whose text is an erased
-    text (``same``, :func:`memory_graph.store.erase.same_text`) is dropped, any other channel value that quotes a
+    text (``same``, :func:`memory_graph.store.quoting.same_text`) is dropped, any other channel value that quotes a
     needle is cleared, the thread's history is replaced by one checkpoint of what remains, subgraph checkpoints are
     dropped, and the file is VACUUMed.
 
@@ -101,7 +102,7 @@ def _scrub(path: Path, user_id: str, needles: list[str], refs: set[str], said: S
 
 def _thread_quotes(conn: sqlite3.Connection, saver: Any, tid: str, needles: list[str], said: Said) -> bool:
     """Whether any stored checkpoint (its values and metadata) or pending write of thread ``tid`` quotes a needle
-    (:func:`memory_graph.store.erase.quotes_value` on the decoded values: the older checkpoints, which the latest
+    (:func:`memory_graph.store.quoting.quotes_value` on the decoded values: the older checkpoints, which the latest
     one no longer shows). A blob that cannot be decoded counts as quoting (the thread is rewritten)."""
     rows = conn.execute(
         "SELECT type, checkpoint, metadata FROM checkpoints WHERE thread_id=?", (tid,)
