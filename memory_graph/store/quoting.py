@@ -574,7 +574,8 @@ def secret_slot_values(memory: Any) -> list[str]:
 
 
 HASHED_MARK = "\x00h:"
-"""The prefix of a whole-text needle kept as a digest by a pending erase job (:func:`job_payload`)."""
+"""The prefix of a whole-text needle kept as a digest by a pending erase job
+(:func:`memory_graph.store.erase.job_payload`)."""
 VALUE_MARK = "\x00v:"
 """Marks a slot's or a secret's value among the needles (:func:`value_needle`, :func:`_value_pattern`)."""
 
@@ -593,5 +594,7 @@ def _value_pattern(value: str) -> str:
         body += re.escape(token)
     return _whole(body, tokens[0][:1], tokens[-1][-1:])
 
+
 def text_digest(salt: str, text: str) -> str:
+    """The salted SHA-256 hex digest of ``text``: how a pending erase job keeps a whole erased text (never the text)."""
     return hashlib.sha256(f"{salt}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
