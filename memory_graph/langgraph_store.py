@@ -16,10 +16,10 @@ to it, as in :class:`memory_graph.api.Memory`); the rest group items the way the
   "valid_to", "superseded_by", "scope", "source", "provenance", "recall_id"}``; ``score`` is the usefulness. A
   longer prefix keeps only memories formed from items under it. ``limit`` caps the items; ``filter`` matches value
   fields by equality. Without ``query``: the items under ``prefix``, newest first.
-- ``delete(ns, key)``: the item, its observation and the memories formed from it are erased (hard delete, as
-  ``Memory.forget(hard=True)``), and what quotes an identifier it holds (a code, an e-mail address, a phone
-  number); nothing else: no other item because it names the same company, and a memory another item also supports
-  stays (``store.erase.plan`` with ``slot_words=False``).
+- ``delete(ns, key)``: the item, its observation and the memories formed from it are erased from every file
+  (hard delete), and nothing else, as a ``BaseStore`` deletes one item: another item that repeats or quotes it is
+  the app's own record and stays, and a memory another item also supports stays (``store.erase.plan`` with
+  ``quotes=False``; ``Memory.forget(hard=True)`` also takes what quotes the erased content).
 - ``list_namespaces``: the item paths and ``(user_id,)`` of every namespace with observations.
 
 TTLs are not supported (``supports_ttl = False``): retention is learned from outcomes instead.
@@ -255,7 +255,7 @@ class MemoryStore(BaseStore):
         if row is not None and row["observation_id"] and row["observation_id"] not in observations:
             observations.append(row["observation_id"])  # stored under another ref (an older import): erased too
         if observations:
-            self._store.erase(namespace[0], observation_ids=observations, slot_words=False)
+            self._store.erase(namespace[0], observation_ids=observations, quotes=False)
         with self._store.write() as tx:
             tx.delete_item(namespace_path(namespace), key)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from fakes import StemBagEmbedder
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -193,11 +194,37 @@ def test_deleting_an_item_with_a_short_text_erases_only_that_item(tmp_path: Path
         assert [store.get(ns, f"fact{i}") is not None for i in range(3)] == [True, True, True]
     texts = [r["text"] for r in store.memory_graph_store.ledger.query("SELECT text FROM observations WHERE namespace='alice'")]
     assert sorted(texts) == sorted(facts)
-    store.put(ns, "pin", {"content": "pin 7734qk"})  # short, but its distinctive word still marks what quotes it
+    store.put(ns, "pin", {"content": "pin 7734qk"})
     store.put(ns, "copy", {"content": "note to self: the pin is 7734qk"})
-    store.delete(ns, "pin")
-    assert store.get(ns, "copy") is None and store.get(ns, "fact1") is not None
+    store.delete(ns, "pin")  # one item, as a BaseStore deletes (eighth breaker run): the app's copy is its own record
+    assert store.get(ns, "pin") is None and store.get(ns, "copy") is not None and store.get(ns, "fact1") is not None
     store.close()
+
+
+def test_deleting_an_item_keeps_the_items_that_repeat_or_extend_it(tmp_path: Path) -> None:
+    """Eighth breaker run (F4, critical): an item of 8+ words was searched for as a whole text in the other items, so
+    deleting an outdated item took its refined successor, which extends its text, and an exact duplicate; and (F5)
+    an e-mail held in a field other than ``content`` was not chased while one in ``content`` was. A ``BaseStore``
+    delete now erases that item, its message and what it formed; quotation-chasing is ``forget``'s."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        ns = ("alice", "prefs")
+        old = "User prefers dark mode in all editors and terminals"
+        store.put(ns, "old", {"content": old})
+        store.put(ns, "new", {"content": old + ", except light mode on weekends"})
+        store.put(ns, "dup", {"content": old})
+        store.put(ns, "mail", {"content": "Rent reminders go to landlord.x@example.org"})
+        store.put(ns, "landlord", {"content": "Landlord contact landlord.x@example.org"})
+        store.delete(ns, "old")
+        store.delete(ns, "landlord")
+        assert store.get(ns, "old") is None and store.get(ns, "landlord") is None
+        assert [store.get(ns, k) is not None for k in ("new", "dup", "mail")] == [True, True, True]
+        texts = store.memory_graph_store.ledger.query("SELECT text FROM observations WHERE namespace='alice'")
+        assert sorted(r["text"] for r in texts) == sorted([old + ", except light mode on weekends", old,
+                                                           "Rent reminders go to landlord.x@example.org"])
+    finally:
+        store.close()
 
 
 def test_a_filter_takes_langgraphs_comparison_operators(tmp_path: Path) -> None:

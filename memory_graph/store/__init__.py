@@ -297,14 +297,13 @@ class Store:
     # ---- hard delete ---------------------------------------------------------------------------------------
 
     def erase(self, namespace: str, memory_ids: Sequence[str] = (), observation_ids: Sequence[str] = (),
-              slot_words: bool = True) -> dict[str, Any]:
+              quotes: bool = True) -> dict[str, Any]:
         """Erase ``memory_ids`` and ``observation_ids`` of ``namespace`` and everything that came from or quotes
         them, from every file of the store (:mod:`memory_graph.store.erase`): one ledger transaction that also
         queues the index deletions and the chat-thread scrub (``erase_jobs``), then the index purge and the scrub.
 
-        ``slot_words``: whether the rare words of the erased memories' short slot values ("Zorblax") mark quotes too
-        (``forget``: yes; a ``BaseStore`` delete of one item: no, it removes that item and what it formed, and the
-        quotes of identifiers it holds).
+        ``quotes``: whether what quotes the erased content goes too (``forget``: yes; a ``BaseStore`` delete of one
+        item: no, it removes that item, its message and what it formed, as LangGraph's stores delete one item).
 
         Returns: ``{"forgotten": [memory ids], "observations": [observation ids], "hard": True, "kept": [memory
         ids formed from an erased message that another message supports, kept], "recalls": n, "items": n,
@@ -313,7 +312,7 @@ class Store:
         from memory_graph.store import erase as erase_mod
 
         with self.session():
-            planned = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids, slot_words=slot_words)
+            planned = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids, quotes=quotes)
             refs = {r["ref"] for r in self.ledger.observations(namespace, planned.observations).values() if r["ref"]}
             with self.write() as tx:
                 erased = erase_mod.apply(tx, namespace, planned)
@@ -326,7 +325,7 @@ class Store:
                 "kept": planned.kept, "recalls": erased["recalls"], "items": erased["items"], **threads}
 
     def preview_erase(self, namespace: str, memory_ids: Sequence[str] = (), observation_ids: Sequence[str] = (),
-                      slot_words: bool = True) -> dict[str, Any]:
+                      quotes: bool = True) -> dict[str, Any]:
         """What :meth:`erase` with the same arguments would remove, written nowhere: the plan it would apply
         (:func:`memory_graph.store.erase.plan`), with the texts, so that a user can read which of their messages
         a hard delete takes as quoting the erased content before confirming it.
@@ -337,7 +336,7 @@ class Store:
         from memory_graph.store import erase as erase_mod
 
         with self.session():
-            planned = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids, slot_words=slot_words)
+            planned = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids, quotes=quotes)
             mems = self.ledger.memories(namespace, planned.memories)
             obs = self.ledger.observations(namespace, planned.observations)
         return {"forgotten": planned.memories, "observations": planned.observations, "hard": True, "dry_run": True,

@@ -10,15 +10,14 @@
    records whose query *is* an erased message (``Plan.same``, :func:`same_text`: each chat turn's recall record;
    fourth breaker run) with their feedback, and the messages of the user's own chat threads that are, or were
    observed as, an erased message;
-2. **by quotation**: every other message, memory, item, recall record, link reason and event detail of the
-   namespace that quotes identifying parts of what 1 erased (:func:`needles_of`): a whole erased text of at least
-   ``QUOTE_MIN_WORDS`` words and ``QUOTE_MIN_CHARS`` characters; an identifier of any erased text
-   (:func:`identifiers`: an e-mail address, a phone number, an IBAN or account number, an SSN, a personal code of
-   letters and digits in any script, written with or without separators; not a period, range, amount, version or
-   product term); the value of a secret or identifying slot whatever its shape (:data:`IDENTIFYING`,
-   :func:`secret_values`, :func:`value_needle`: "4471", "hunter2"); ``m:ID`` of an erased memory; and, for a
-   ``forget`` (``slot_words``), a rare word of the forgotten memory's short slot value when the slot names someone
-   (:func:`names_someone`: "Zorblax", not the employer "Northwind"), never of a whole sentence (a note);
+2. **by quotation**, for a ``forget`` (a ``BaseStore`` delete goes by identity only, and by ``m:ID``): every other
+   message, memory, item, recall record, link reason and event detail of the namespace that quotes identifying
+   parts of what 1 erased (``needles_of`` of :mod:`memory_graph.store.quoting`): a long whole erased text; an
+   identifier of any erased text (an e-mail address, a phone number, an IBAN or account number, an SSN, a personal
+   code of letters and digits in any script, written with or without separators; not a period, range, amount,
+   version or product term); the value of a secret or identifying slot whatever its shape ("4471", "hunter2");
+   ``m:ID`` of an erased memory; a rare word of the forgotten memory's short slot value when the slot names
+   someone ("Zorblax", not the employer "Northwind"), never of a whole sentence (a note);
 3. **no cascade**: the needles come from 1 only, never from a text erased in 2 because it quoted them (erasing a
    locker code took the message naming it, then through that message's rare words two messages that did not).
 
@@ -108,16 +107,17 @@ def plan(
     ns: str,
     memory_ids: Sequence[str] = (),
     observation_ids: Sequence[str] = (),
-    slot_words: bool = True,
+    quotes: bool = True,
 ) -> Plan:
     """What erasing ``memory_ids`` and ``observation_ids`` of ``ns`` removes, all within ``ns``:
 
     1. by identity: the memories, the messages they were formed from (their provenance) and ``observation_ids``,
        and the memories formed from those messages;
-    2. by quotation: the other messages (and memories) of ``ns`` that quote the content erased in 1 (:func:`needles_of`:
-       a long whole text, an identifier, ``m:ID``; with ``slot_words`` also a rare word of a short slot value,
-       "Zorblax": a ``forget``, not a ``BaseStore`` delete, which removes one item and what it formed), and the
-       memories formed from those messages;
+    2. by quotation (``quotes``: a ``forget``): the other messages (and memories) of ``ns`` that quote the content
+       erased in 1 (:func:`needles_of`: a long whole text, an identifier, a secret's value, a name a slot holds,
+       ``m:ID``), and the memories formed from those messages. Without ``quotes`` (a ``BaseStore`` delete, which
+       removes one item and what it formed, as LangGraph's stores do: an app's other items are its own records,
+       eighth breaker run), only ``m:ID`` (a message citing an erased memory carries its text);
     3. no cascade: needles come only from what 1 erases, never from a text erased because it quoted it (erasing
        "My locker code is QX4471." took a message naming the code, then through its rare word "Przemek" another
        that did not, then through "Grafana" a third; fourth breaker run).
@@ -146,9 +146,8 @@ def plan(
     slots = [
         v for m in targets if m in mems and names_someone(mems[m]) and (v := slot_value(mems[m])) is not None
     ]
-    needles = needles_of(
-        texts, slots if slot_words else [], sorted((targets | only_erased) & set(mems)), secrets, names
-    )
+    erased_ids = sorted((targets | only_erased) & set(mems))
+    needles = needles_of(texts, slots, erased_ids, secrets, names) if quotes else [f"m:{m}" for m in erased_ids]
     quoting = _quoting(led, ns, "observations", "text", needles) - obs_ids
     all_obs = obs_ids | quoting
     said = {
