@@ -101,7 +101,7 @@ def _ordered(compare: Any) -> Any:
     as LangGraph's SQL stores compare them); values that do not compare raise ``TypeError`` (no match)."""
 
     def apply(have: Any, wanted: Any) -> bool:
-        with contextlib.suppress(TypeError, ValueError):
+        with contextlib.suppress(TypeError, ValueError, OverflowError):  # 10**400 is no float: compared as it is
             have, wanted = float(have), float(wanted)
         return bool(compare(have, wanted))
 

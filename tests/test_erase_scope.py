@@ -638,3 +638,51 @@ def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it
                           "London is rainy today."])
     mem.forget(_memory_of(mem, refs[address]), hard=True)
     assert _texts(mem) == {"I love the Baker Street station.", "London is rainy today."}
+
+
+# ---- eighth breaker run --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "erased,kept",
+    [
+        ("The code is 1,200 lines.", "I earn 1,200 a week."),
+        ("The code was 2000 lines long.", "I paid 2000 for the bike."),
+        ("Code: 1500 lines of python, mostly tests.", "Salary 1500 a week."),
+        ("The error code was 5003 again.", "Invoice 5003 is paid."),
+        ("The login is 2FA-protected now.", "All 2FA-protected accounts are safer."),
+        ("The plate is 30cm wide.", "The pizza is 30cm across."),
+    ],
+)
+def test_an_amount_or_measure_after_a_secret_word_is_no_secret(mem: Memory, erased: str, kept: str) -> None:
+    """F1 (eighth breaker run, critical): "code/login/plate is X" made X a secret when X was an amount, a measure,
+    an adjective or an error code, so forgetting it erased unrelated messages holding the same number."""
+    refs = _observe(mem, [erased, kept])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == {kept}
+
+
+@pytest.mark.parametrize(
+    "erased,quoting",
+    [
+        ('My password is "correct horse battery staple".', "Log in with correct horse battery staple."),  # F2
+        ("My passphrase is tiger lamp orbit.", "the phrase tiger lamp orbit unlocks it"),  # F2
+        ("My wifi pw is Qz7mirror.", "Tell Tom the wifi is Qz7mirror."),  # F3
+        ("My pincode is 4471.", "Typed 4471 at the ATM."),  # F3
+        ("My api key is sk-proj-abcdefgh12.", "export OPENAI_API_KEY=sk-proj-abcdefgh12"),  # F3
+        ("The code is 4471.", "Typed 4471 at the door."),  # a bare "code" given a number is still a secret
+    ],
+)
+def test_a_passphrase_or_a_secret_in_other_words_is_erased_where_quoted(mem: Memory, erased: str, quoting: str) -> None:
+    """F2, F3 (eighth breaker run, critical): a passphrase of common words was no needle, and "wifi pw", "pincode",
+    "api key" were not read as secrets, so the messages quoting them stayed after the hard delete."""
+    refs = _observe(mem, ["I live in Porto.", erased, quoting])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == {"I live in Porto."}
+
+
+def test_invisible_characters_do_not_hide_a_quote() -> None:
+    """F7 (eighth breaker run): a zero-width space or a soft hyphen inside a quoted secret hid it from the match."""
+    needle = quoting.value_needle("4471")
+    assert needle is not None
+    assert quoting.quotes("pin 44\u200b71", [needle]) and quoting.quotes("pin 4\u00ad471", [needle])

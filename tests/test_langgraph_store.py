@@ -299,3 +299,10 @@ def test_deleting_an_item_with_a_time_an_amount_or_a_pleasantry_keeps_the_rest(t
         store.delete(ns, "todo")
         assert [k for k in facts if store.get(ns, k) is None] == [], short
     store.close()
+
+
+def test_an_order_filter_beyond_floats_matches_nothing_without_an_error(mstore: MemoryStore) -> None:
+    """F6 (eighth breaker run): ``{"$gt": 10**400}`` raised a raw ``OverflowError`` (no float holds it)."""
+    mstore.put(("ann", "n"), "k", {"content": "a number", "n": 5})
+    assert mstore.search(("ann", "n"), filter={"n": {"$gt": 10**400}}) == []
+    assert [i.key for i in mstore.search(("ann", "n"), filter={"n": {"$lt": 10**400}})] == ["k"]

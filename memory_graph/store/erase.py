@@ -58,6 +58,7 @@ from memory_graph.store.quoting import (
     is_word_needle,
     names_someone,
     needles_of,
+    password_phrase,
     quotes,
     quotes_value,
     same_text,
@@ -143,11 +144,12 @@ def plan(
     own = [mems[m] for m in sorted((targets | only_erased) & set(mems)) if identifying(mems[m])]
     secrets = [v for m in own for v in secret_slot_values(m)]
     names = [v for m in own if NAME.search(str(m["attribute"] or "")) and (v := slot_value(m)) is not None]
+    phrases = [v for m in own if (v := password_phrase(m)) is not None]
     slots = [
         v for m in targets if m in mems and names_someone(mems[m]) and (v := slot_value(mems[m])) is not None
     ]
     erased_ids = sorted((targets | only_erased) & set(mems))
-    needles = needles_of(texts, slots, erased_ids, secrets, names) if quotes else [f"m:{m}" for m in erased_ids]
+    needles = needles_of(texts, slots, erased_ids, secrets, names, phrases) if quotes else [f"m:{m}" for m in erased_ids]
     quoting = _quoting(led, ns, "observations", "text", needles) - obs_ids
     all_obs = obs_ids | quoting
     said = {

@@ -368,8 +368,8 @@ def fold(text: str) -> str:
     low = text.casefold()
     if low.isascii():
         return low
-    return "".join(
-        c for c in unicodedata.normalize("NFKD", low) if not unicodedata.category(c).startswith("M")
+    return "".join(  # marks and format characters (a zero-width space, a soft hyphen: eighth breaker run, F7) go
+        c for c in unicodedata.normalize("NFKD", low) if not unicodedata.category(c).startswith(("M", "Cf"))
     )
 
 
@@ -434,12 +434,14 @@ def quotes_value(value: Any, needles: Sequence[str]) -> bool:
 
 def needles_of(
     texts: list[str], slot_values: list[str], memory_ids: list[str], secrets: Sequence[str] = (),
-    names: Sequence[str] = (),
+    names: Sequence[str] = (), phrases: Sequence[str] = (),
 ) -> list[str]:
     """The strings whose presence marks a row as quoting erased content: whole texts of at least
     ``QUOTE_MIN_CHARS`` characters and ``QUOTE_MIN_WORDS`` words (a substring), the identifiers of every text
     (:func:`identifiers`), the rare words of ``slot_values`` (:func:`rare_words`: a name a structured memory holds,
-    "Zorblax"), and ``m:ID``. A shorter text ("no", "e", "ok thanks") is no evidence of quoting: as a substring it
+    "Zorblax"), the values of ``secrets`` (an identifying slot's), ``names`` (a name slot's), ``phrases`` (a
+    password slot's) and of the secrets the texts give (:func:`secret_values`) as :func:`value_needle` takes them,
+    and ``m:ID``. A shorter text ("no", "e", "ok thanks") is no evidence of quoting: as a substring it
     is found in unrelated messages ("Northwind" holds "no"), and erasing those lost other facts (breaker run, issue
     21); its own rows are erased by identity all the same. A rare word of a whole sentence (a note: "Ugh, the coffee
     machine at Northwind broke again.") is no needle either: it is a name the sentence mentions, shared by other
@@ -448,7 +450,9 @@ def needles_of(
         t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS
     ]
     found = [n for t in texts for n in identifiers(t)] + [w for v in slot_values for w in rare_words(v)]
-    found += [n for v in [*secrets, *(v for t in texts for v in secret_values(t))] if (n := value_needle(v))]
+    found += [n for v in secrets if (n := value_needle(v))]
+    found += [n for v in phrases if (n := value_needle(v, phrase=True))]
+    found += [n for t in texts for v in secret_values(t) if (n := value_needle(v, phrase=True))]
     found += [n for v in names if (n := value_needle(v, name=True))]
     out = quotable + found + [f"m:{m}" for m in memory_ids]
     return sorted(set(out), key=lambda s: (len(s), s))
@@ -456,7 +460,8 @@ def needles_of(
 
 IDENTIFYING = re.compile(
     r"(?:^|\s)(?:name|surname|first name|last name|family name|maiden name|nickname|username|user name|login|e-?mail|"
-    r"phone|mobile|phone number|address|home address|pin|password|passcode|passphrase|passwort|code|combination|"
+    r"phone|mobile|phone number|address|home address|pin|pincode|pin code|password|passcode|passphrase|passwort|"
+    r"passwd|pwd|pw|code|combination|(?:api|access|secret|private|licen[cs]e|product|wi-?fi|ssh) key|token|cvv|cvc|puk|"
     r"plate|licen[cs]e plate|(?:phone|mobile|account|card|passport|id|tax|membership|customer|policy|insurance|"
     r"social security) number|iban|account|ssn|passport|id|tax id|card)$",
     re.IGNORECASE,
@@ -464,10 +469,20 @@ IDENTIFYING = re.compile(
 """An attribute that identifies the user or is a secret of theirs (``name``, ``surname``, ``email``, ``pin``,
 ``password``, ``locker code``, ``licence plate``; the attribute's last words, so ``phone model`` is not): its value is a needle whatever its shape (:func:`value_needle`;
 fifth breaker run, F3). Rare words of a slot value are :func:`names_someone`'s business."""
-_SECRET_WORD = r"(?:pin|code|passcode|password|passphrase|passwort|combination|plate|username|login)"
+_SECRET_WORD = (
+    r"(?:pin|pincode|code|passcode|password|passphrase|passwort|passwd|pwd|pw|combination|plate|username|login|"
+    r"(?:api|access|secret|private|licen[cs]e|product|wi-?fi|ssh)\s+key|token|cvv|cvc|puk)"
+)
+NOT_SECRET_CODE = re.compile(
+    r"\b(?:error|status|exit|return|response|http|source|dress|area|country|dialling|dialing|colou?r|course|class|"
+    r"style|morse|machine|programming|sample|example|legacy|test|production|application|app)\s*$",
+    re.IGNORECASE,
+)
+"""A word before ``code`` that makes it no secret ("the error code was 5003", "status code", "source code"; eighth
+breaker run). Program text given as a quantity ("the code is 1,200 lines") is told by what follows the value."""
 _SECRET = re.compile(
     rf"\b{_SECRET_WORD}\b(?:\s+(?:number|no\.?))?(?:\s+(?:of|for|on)\s+(?:my|the|our|your|a|an)(?:\s+[^\s\d]+){{1,2}}?)?"
-    r"\s*(?:\bis\b|\bwas\b|'s\b|=|:)\s*(\S+(?:\s+\S+){0,2})"
+    r"\s*(?:\bis\b|\bwas\b|'s\b|=|:)\s*(\S+(?:\s+\S+){0,7})"
     rf"|\buse\s+(\S+)\s+as\s+(?:the\s+|my\s+|a\s+)?(?:\w+\s+)?{_SECRET_WORD}\b"
     rf"|\b{_SECRET_WORD}(?:\s+(?:number|no\.?))?\s+(\d[^\s,.;:!?]{{3,}})"
     rf"|(?<![\w-])(\d[^\s,.;:!?]{{3,}})\s+is\s+(?:the|my|our)\s+(?:\w+\s+)?{_SECRET_WORD}\b",
@@ -478,39 +493,92 @@ _SECRET = re.compile(
 pin number's 4471" (seventh). Not "the code to review is 1200 lines" (a filler needs a determiner)."""
 
 
+_QUOTED = re.compile(r"[\"“‘'](?P<v>[^\"”’']{1,80})[\"”’']")
+_AFTER_VALUE = frozenset({
+    "and", "or", "but", "so", "for", "to", "on", "at", "in", "by", "from", "with", "if", "then", "now", "again",
+    "too", "also", "today", "tomorrow", "tonight", "please", "is", "was", "are", "were", "will", "because", "since",
+    "which", "that", "when", "until",
+})
+"""Words that may follow a secret's value in the same sentence ("the code is 4471 for the gate"); any other
+common word after it makes the value a quantity ("the code is 1,200 lines", "the plate is 30cm wide")."""
+
+
 def secret_values(text: str) -> list[str]:
-    """The values a text gives to a secret ("The door code is 558213.", "password: hunter2", "plate is B-MW 1234"):
-    up to three tokens after the keyword and ``is``/``:``, ending at the first common word or sentence end."""
+    """The values a text gives to a secret ("The door code is 558213.", "password: hunter2", "plate is B-MW 1234",
+    'my password is "correct horse battery staple"'): a quoted phrase of up to ``SECRET_MAX_WORDS`` words, else
+    up to three tokens after the keyword and ``is``/``:`` (a PIN's single digits "7 4 4 1" up to eight), ending
+    at the first common word or sentence end. None from a code that is not a secret (:data:`NOT_SECRET_CODE`),
+    and none when a content word follows the value ("2000 lines", "30cm wide": a quantity) or the value is an
+    amount, a measure or an adjective ("1,200", "30cm", "2FA-protected"; eighth breaker run, F1)."""
     from wordfreq import zipf_frequency
 
     out = []
     for m in _SECRET.finditer(text):
+        keyword = re.search(_SECRET_WORD, m.group(0), re.IGNORECASE)
+        if keyword and keyword.group(0).lower() == "code":
+            before = text[: m.start() + keyword.start()]
+            if NOT_SECRET_CODE.search(before):
+                continue
+        raw_value = next(g for g in m.groups() if g)
+        quoted = _QUOTED.match(raw_value.strip()) if m.group(1) else None
+        if quoted:
+            if len(phrase := quoted.group("v").split()) <= SECRET_MAX_WORDS:
+                out.append(" ".join(phrase))
+            continue
         tokens: list[str] = []
-        for raw in next(g for g in m.groups() if g).split():
+        stop = ""
+        for raw in raw_value.split():
             token = raw.rstrip(_PUNCT) if raw[-1:] in ".,;:!?)\"'" else raw
-            if not token or (token.isalpha() and zipf_frequency(token, "en") >= 3.0):
+            single_digits = len(tokens) >= 3 and all(len(t) == 1 and t.isdigit() for t in [*tokens, token])
+            if not token or (token.isalpha() and zipf_frequency(token, "en") >= 3.0) or (
+                    len(tokens) >= 3 and not single_digits):
+                stop = token.lower()
                 break
             tokens.append(token)
             if token != raw:
                 break
-        if tokens:
-            out.append(" ".join(tokens))
+        if not tokens or (stop and stop.isalpha() and stop not in _AFTER_VALUE):
+            continue
+        value = " ".join(tokens)
+        if _quantity(value):
+            continue
+        out.append(value)
     return out
 
 
-def value_needle(value: str, name: bool = False) -> str | None:
+SECRET_MAX_WORDS = 6
+"""A password or passphrase of at most this many words is a value ("correct horse battery staple")."""
+
+
+def _quantity(value: str) -> bool:
+    """Whether a value read from a sentence is an amount, a measure or an adjective, not a secret: "1,200",
+    "$40", "30cm", "2FA-protected" (its last hyphen part a common word)."""
+    from wordfreq import zipf_frequency
+
+    if _THOUSANDS.fullmatch(value) or _MEASURES.fullmatch(value.replace(" ", "")):
+        return True
+    if any(c in value for c in "$€£¥"):
+        return True
+    last = value.rsplit("-", 1)[-1] if "-" in value else ""
+    return last.isalpha() and len(last) >= 4 and zipf_frequency(last, "en") >= 3.0
+
+
+def value_needle(value: str, name: bool = False, phrase: bool = False) -> str | None:
     """A secret's or an identifying slot's value as a word needle (its whitespace dropped, so it is found with its
     separators optional: ``B-MW 1234``, ``4471``, ``hunter2``, ``Tr0ub4dor&3``), or None when it is too short (fewer
     than 4 letters and digits), longer than ``SLOT_MAX_WORDS`` or one common word (a password "banana" would take
-    every message about bananas)."""
+    every message about bananas). ``name``: a name of two or more common words ("Sarah Miller") is a needle;
+    ``phrase``: a password or passphrase of two to ``SECRET_MAX_WORDS`` words is one whatever its words ("correct
+    horse battery staple", "tiger lamp orbit"; eighth breaker run, F2)."""
     from wordfreq import zipf_frequency
 
     value = value.strip().strip(_PUNCT)
     spaced_digits = value.replace(" ", "").isdigit()  # a PIN written "7 4 4 1"
-    if not value or len(value.split()) > SLOT_MAX_WORDS and not spaced_digits or len(_NOT_ALNUM.sub("", value)) < 4:
+    most = SECRET_MAX_WORDS if phrase else SLOT_MAX_WORDS
+    if not value or len(value.split()) > most and not spaced_digits or len(_NOT_ALNUM.sub("", value)) < 4:
         return None
     words = value.split()
-    if all(w.isalpha() and zipf_frequency(w, "en") >= 3.0 for w in words) and not (name and len(words) > 1):
+    if all(w.isalpha() and zipf_frequency(w, "en") >= 3.0 for w in words) and not ((name or phrase) and len(words) > 1):
         return None  # a name of two common words ("Sarah Miller") is still a name (sixth breaker run, N5)
     if _DATE.fullmatch(value):  # "my last login was 2024-05-01": a date, not a secret (seventh breaker run)
         return None
@@ -544,6 +612,8 @@ def identifying(memory: Any) -> bool:
     if memory["kind"] == "note":
         return False
     attribute = str(memory["attribute"] or "")
+    if attribute.lower().endswith("code") and NOT_SECRET_CODE.search(attribute[:-4]):  # "error code", "source code"
+        return False
     if IDENTIFYING.search(attribute):  # a phone slot holding no number holds the device ("Pixel 8": N4)
         return not PHONE.search(attribute) or sum(c.isdigit() for c in str(memory["value"] or "")) >= DIGITS_MIN
 
@@ -560,6 +630,18 @@ def slot_value(memory: Any) -> str | None:
 
 
 _ADDRESS_SLOT = re.compile(r"(?:^|\s)(?:address|location|home)$", re.IGNORECASE)
+
+
+PASSWORD = re.compile(r"(?:^|\s)(?:password|passphrase|passwort|passwd|pwd|pw)$", re.IGNORECASE)
+"""A slot whose value is a password: a phrase of up to ``SECRET_MAX_WORDS`` words, common words included."""
+
+
+def password_phrase(memory: Any) -> str | None:
+    """A password slot's value of two to ``SECRET_MAX_WORDS`` words ("correct horse battery staple"), else None."""
+    value = str(memory["value"] or "").strip()
+    if memory["kind"] == "note" or not PASSWORD.search(str(memory["attribute"] or "")):
+        return None
+    return value if 1 < len(value.split()) <= SECRET_MAX_WORDS else None
 
 
 def secret_slot_values(memory: Any) -> list[str]:
