@@ -381,7 +381,8 @@ class Memory:
         ``"threads"`` (threads rewritten) and ``"threads_unknown_owner"`` (threads left: no known owner).
 
         ``dry_run=True`` (with ``hard``) writes nothing: it returns what the hard delete would erase, with the
-        texts (``"memory_texts"``, ``"observation_texts"``: ``{id: text}``) and ``"dry_run": True``, so the user can
+        texts (``"memory_texts"``, ``"observation_texts"``: ``{id: text}``), the store items it would delete
+        (``"items"``: ``[{"namespace", "key"}]``) and ``"dry_run": True``, so the user can
         check which of their messages count as quoting it before confirming (``Store.preview_erase``).
 
         Raises:

@@ -737,11 +737,14 @@ def _print_inspect(mem: Memory, memory_id: str | None) -> None:
 
 def _print_forget(result: dict[str, Any]) -> None:
     if result.get("dry_run"):
-        console.print(_safe(f"would erase {len(result['forgotten'])} memories and {len(result['observations'])} "
-                            "observations (nothing erased; run again without --dry-run to erase):"))
+        console.print(_safe(f"would erase {len(result['forgotten'])} memories, {len(result['observations'])} "
+                            f"observations and {len(result['items'])} store items (nothing erased; run again without "
+                            "--dry-run to erase):"))
         for kind, texts in (("memory", result["memory_texts"]), ("observation", result["observation_texts"])):
             for item_id, text in texts.items():
                 console.print(_safe(f"  {kind} {item_id}: {textwrap.shorten(sanitize(text), 200, placeholder=' ...')}"))
+        for item in result["items"]:
+            console.print(_safe(f"  store item {item['namespace']} {item['key']}"))
         return
     kind = "erased" if result.get("hard") else "retracted"
     console.print(_safe(f"{kind} {len(result['forgotten'])} memories: {', '.join(result['forgotten'])}"

@@ -686,3 +686,89 @@ def test_invisible_characters_do_not_hide_a_quote() -> None:
     needle = quoting.value_needle("4471")
     assert needle is not None
     assert quoting.quotes("pin 44\u200b71", [needle]) and quoting.quotes("pin 4\u00ad471", [needle])
+
+
+# ---- ninth breaker run ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "erased,kept",
+    [
+        ("My wifi password is on the router.", "The light on the router is blinking."),  # F1
+        ("My password is in the drawer.", "The scissors are in the drawer."),  # F1
+        ("My password is changed every month.", "The filter is changed every month."),  # F1
+        ("My Netflix password is the usual one.", "Lunch at the usual one."),  # F1
+        ("I'm revising the Highway Code 2024 edition for my driving test.", "I moved to Berlin in 2024."),  # F2
+        ("Login 2024 went badly, the servers crashed.", "I moved to Berlin in 2024."),  # F2
+        ("For the summariser, use 2500 as the token budget.", "I paid 2500 for the sofa."),  # F2
+        ("I use VSCode as the code editor.", "VSCode crashed again yesterday."),  # F2
+        ("8192 is the max token count for that model.", "My flat is number 8192 on the map."),  # F2
+        ("The QR code 2000 scans milestone was hit.", "I ran 2000 metres."),  # F2
+        ("My PIN is 1234.", "The 1234 bus was late."),  # a plain number needs a text that speaks of a secret
+        ("The garage code is 0930.", "Standup at 0930 every day."),
+        ("I want to save 1000000 by 2030.", "The lottery jackpot was 1000000."),  # F7
+        ("The backup from 20240501 failed.", "Release 20240501 shipped on time."),  # F7
+        ("My favorite editor is Neovim.", "Neovim crashed today."),  # F9
+        ("I live in District 9.", "We watched District 9 last night."),
+    ],
+)
+def test_a_word_in_another_sense_or_a_plain_number_takes_no_other_message(mem: Memory, erased: str, kept: str) -> None:
+    """Ninth breaker run (critical): a password slot's description ("in the drawer") was a phrase needle (F1); secret
+    words in other senses ("Highway Code 2024", "token budget", "code editor") gave secrets (F2); a round amount or
+    a compact date was an account number (F7); a preference's value was chased as a name (F9). A plain secret value
+    (a short number, one word) is now a quote only in a text that speaks of a secret."""
+    refs = _observe(mem, [erased, kept])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == {kept}
+
+
+@pytest.mark.parametrize(
+    "erased,quoting",
+    [
+        ("My address is 12 Rue de la Paix, Paris.", "Ship it to 12 Rue de la Paix please."),  # F4
+        ("My address is Flat 2, 17 Old Kent Road, London.", "The parcel went to 17 Old Kent Road."),  # F4
+        ("My address is 42 Wallaby Way Sydney.", "Ship it to 42 Wallaby Way."),  # F4
+        ("I live at Apt 3, 12 Elm Street, Springfield.", "Deliver to 12 Elm Street."),  # F4
+        ("My login is dana.k and my password is Tr0ub4dor&3.", "used Tr0ub4dor&3 for the bank"),  # F5
+        ("My PIN is 4471 and my password is Zq9trellis.", "Zq9trellis works on the laptop too"),  # F5
+        ("Netflix password: Blue Fish Sunday", "the netflix pw is blue fish sunday"),  # F6
+        ("I set the alarm code to 4471.", "Alarm: 4471 then enter."),  # F6
+        ("The combination to the safe is 3391.", "Safe opened with 3391."),  # F6
+    ],
+)
+def test_a_street_or_a_second_secret_is_erased_where_quoted(mem: Memory, erased: str, quoting: str) -> None:
+    """Ninth breaker run (critical, high): a street of more than three words or without a comma gave no needle, "I
+    live at Apt 3, ..." stored "Apt 3" (F4); the second secret of a sentence was never read (F5); "password: Blue
+    Fish Sunday", "set the alarm code to", "the combination to the safe is" were not read (F6)."""
+    refs = _observe(mem, ["I live in Porto.", erased, quoting])
+    mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == {"I live in Porto."}
+
+
+def test_a_flat_number_alone_is_no_part_of_an_address_needle(mem: Memory) -> None:
+    """F3 (ninth breaker run, critical): each comma part of an address holding a digit was a needle, so "Flat 4"
+    took "My bike tyre went flat 4 times"; the street quoted alone still goes."""
+    address = "My address is Flat 4, 221B Baker Street, London."
+    refs = _observe(mem, [address, "My bike tyre went flat 4 times this month.", "Send it to 221B Baker Street."])
+    mem.forget(_memory_of(mem, refs[address]), hard=True)
+    assert _texts(mem) == {"My bike tyre went flat 4 times this month."}
+
+
+def test_a_dry_run_lists_the_store_items_the_hard_delete_takes(tmp_path: Path) -> None:
+    """F8 (ninth breaker run): the real hard delete took items quoting the erased e-mail (in a field, in a key)
+    that the preview did not list."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        store.put(("dana", "contacts"), "landlord", {"content": "Landlord contact", "email": "landlord.x@example.org"})
+        store.put(("dana", "contacts"), "landlord.x@example.org", {"content": "Prefers calls after six"})
+        store.put(("dana", "contacts"), "plumber", {"content": "Plumber is Ray"})
+        with Memory(tmp_path / "s", user_id="dana") as mem:
+            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+            refs = _observe(mem, ["My landlord's email is landlord.x@example.org."])
+            target = _memory_of(mem, refs["My landlord's email is landlord.x@example.org."])
+            preview = mem.forget(target, hard=True, dry_run=True)
+            assert sorted(i["key"] for i in preview["items"]) == ["landlord", "landlord.x@example.org"]
+            assert mem.forget(target, hard=True)["items"] == 2
+    finally:
+        store.close()

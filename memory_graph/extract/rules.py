@@ -199,6 +199,8 @@ ADDRESS = re.compile(
     re.I,
 )
 """Attributes whose value is a postal address (not an e-mail, IP or web address)."""
+STREET_START = re.compile(r"(?:\d|(?:flat|apt|apartment|unit|suite|no\.?)\s*\d)", re.IGNORECASE)
+"""A place that starts as a street address does ("I live at Apt 3, 12 Elm Street": a number, a flat's number)."""
 NARRATIVE = re.compile(
     r"\b(?:went|visited|saw|met|attended|watched|ate|bought|made|took|did|traveled|travelled|spent|celebrated|"
     r"finished|got back|came back|had a|was at|were at|was in|were in)\b",
@@ -631,7 +633,8 @@ def _extract_sentence(
 
     def add(attribute: str, raw: str, kind: str, multi: bool, confidence: float = 0.8, said: str = "") -> None:
         """``said``: the attribute as written ("home address" before it became ``location``)."""
-        value = clean_value(raw, ADDRESS_VALUE_STOP if ADDRESS.search(said or attribute) else VALUE_STOP)
+        address = ADDRESS.search(said or attribute) or attribute in ("location", "home") and STREET_START.match(raw)
+        value = clean_value(raw, ADDRESS_VALUE_STOP if address else VALUE_STOP)
         if not value:
             return
         versioned = VERSIONED.match(value)

@@ -331,8 +331,9 @@ class Store:
         a hard delete takes as quoting the erased content before confirming it.
 
         Returns: ``{"forgotten": [memory ids], "observations": [observation ids], "hard": True, "dry_run": True,
-        "kept": [memory ids], "memory_texts": {id: text}, "observation_texts": {id: text}}``. Chat-thread copies of
-        those messages are not listed (they go with them)."""
+        "kept": [memory ids], "memory_texts": {id: text}, "observation_texts": {id: text}, "items": [{"namespace":
+        path, "key": key}]}`` (the ``BaseStore`` items it would delete). Chat-thread copies of those messages are not
+        listed (they go with them)."""
         from memory_graph.store import erase as erase_mod
 
         with self.session():
@@ -341,7 +342,8 @@ class Store:
             obs = self.ledger.observations(namespace, planned.observations)
         return {"forgotten": planned.memories, "observations": planned.observations, "hard": True, "dry_run": True,
                 "kept": planned.kept, "memory_texts": {m: str(mems[m]["text"]) for m in planned.memories if m in mems},
-                "observation_texts": {o: str(obs[o]["text"]) for o in planned.observations if o in obs}}
+                "observation_texts": {o: str(obs[o]["text"]) for o in planned.observations if o in obs},
+                "items": [{"namespace": path, "key": key} for path, key, _ in planned.items]}
 
     def finish_erasures(self) -> dict[str, int]:
         """Finish every hard delete whose ledger part committed (``erase_jobs``, any namespace: a process may have

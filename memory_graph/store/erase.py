@@ -49,6 +49,7 @@ from memory_graph.store import tombstones
 from memory_graph.store.items import path_ref, value_strings
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.quoting import (
+    CUED_MARK,
     HASHED_MARK,
     NAME,
     VALUE_MARK,
@@ -94,6 +95,7 @@ class Plan:
                    whose query is an erased message, a chat message) goes by identity
     kept           memories formed from an erased message that another, surviving message also supports: kept,
                    without the erased source
+    items          ``BaseStore`` items erased, ``(path, key, created_at)`` (:func:`_items_to_erase`)
     """
 
     memories: list[str]
@@ -101,6 +103,7 @@ class Plan:
     needles: list[str]
     same: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    items: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def plan(
@@ -161,7 +164,8 @@ def plan(
     kept = _supported_elsewhere(led, ns, candidates, all_obs, needles, said)
     erased = (targets & set(mems)) | (candidates - kept)
     same = {t for t in said | {same_text(mems[m]["text"]) for m in targets if m in mems} if identifies(t)}
-    return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept))
+    items = _items_to_erase(led, ns, all_obs, needles)
+    return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept), items)
 
 
 class Said:
@@ -190,7 +194,7 @@ def job_payload(needles: Sequence[str], same: Sequence[str], salt: str) -> dict[
     what the scrub must find, with its separators optional, which no digest allows (fifth breaker run, F5)."""
     kept = []
     for needle in needles:
-        if is_word_needle(needle) or needle.startswith(("m:", VALUE_MARK)):  # a value ("Sarah Miller") is no whole text
+        if is_word_needle(needle) or needle.startswith(("m:", VALUE_MARK, CUED_MARK)):  # a value ("Sarah Miller") is no whole text
             kept.append(needle)
         else:
             low = fold(needle)
@@ -296,7 +300,7 @@ def apply(cur: Tx, ns: str, planned: Plan) -> dict[str, int]:
             ).fetchall(),
         )
         cur.execute(f"DELETE FROM memories WHERE namespace=? AND id IN ({marks})", (ns, *chunk))
-    erased_items = _erase_items(cur, ns, oset, needles)
+    erased_items = _erase_items(cur, ns, planned.items)
     for start in range(0, len(obs_ids), 400):
         chunk = obs_ids[start : start + 400]
         marks = ",".join("?" * len(chunk))
@@ -392,27 +396,14 @@ def _remember_erased(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str]) -
     tombstones.remember(cur, keys)
 
 
-def _erase_items(cur: Tx, ns: str, obs_ids: set[str], needles: Sequence[str]) -> int:
-    """Delete the ``BaseStore`` items of ``ns`` whose text became an erased observation (by its ref or its recorded
+def _items_to_erase(led: Ledger, ns: str, obs_ids: set[str], needles: Sequence[str]) -> list[tuple[str, str, str]]:
+    """The ``BaseStore`` items of ``ns`` whose text became an erased observation (by its ref or its recorded
     observation id) or whose value quotes erased text anywhere (any string of it, keys included): the item keeps
-    its value as given, a copy of what is erased (issue 21). Runs before the observations are deleted (it reads
-    their refs). Returns how many items were deleted."""
-    refs: set[str] = set()
-    ordered = sorted(obs_ids)
-    for start in range(0, len(ordered), 400):
-        chunk = ordered[start : start + 400]
-        refs |= {
-            r["ref"]
-            for r in cur.execute(
-                f"SELECT ref FROM observations WHERE namespace=? AND id IN ({','.join('?' * len(chunk))})",
-                (ns, *chunk),
-            ).fetchall()
-            if r["ref"]
-        }
-    doomed = []
-    for row in cur.execute(
-        "SELECT path, key, value, observation_id, created_at FROM items WHERE namespace=?", (ns,)
-    ).fetchall():
+    its value as given, a copy of what is erased (issue 21) -> ``[(path, key, created_at)]``. Listed in the plan,
+    so that a preview shows them (ninth breaker run, F8)."""
+    refs = {r["ref"] for r in led.observations(ns, sorted(obs_ids)).values() if r["ref"]}
+    out = []
+    for row in led.query("SELECT path, key, value, observation_id, created_at FROM items WHERE namespace=?", (ns,)):
         try:
             strings = list(value_strings(json.loads(row["value"])))
         except ValueError:
@@ -422,12 +413,15 @@ def _erase_items(cur: Tx, ns: str, obs_ids: set[str], needles: Sequence[str]) ->
             or path_ref(row["path"], row["key"]) in refs
             or any(quotes(text, needles) for text in [row["key"], *strings])
         ):
-            doomed.append((row["path"], row["key"]))
-            tombstones.remember(
-                cur, [tombstones.item_key(ns, path_ref(row["path"], row["key"]), row["created_at"])]
-            )
-    cur.executemany("DELETE FROM items WHERE path=? AND key=?", doomed)
-    return len(doomed)
+            out.append((row["path"], row["key"], row["created_at"]))
+    return out
+
+
+def _erase_items(cur: Tx, ns: str, items: Sequence[tuple[str, str, str]]) -> int:
+    """Delete the planned ``items`` (:func:`_items_to_erase`) and remember them as erased; returns how many."""
+    tombstones.remember(cur, [tombstones.item_key(ns, path_ref(path, key), created) for path, key, created in items])
+    cur.executemany("DELETE FROM items WHERE path=? AND key=?", [(path, key) for path, key, _ in items])
+    return len(items)
 
 
 def chain_bridges(

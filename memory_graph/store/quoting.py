@@ -156,6 +156,8 @@ def identifiers(text: str) -> list[str]:
         digits = re.sub(r"\D", "", run)
         if len(digits) < DIGITS_MIN or _DATE.search(run) or re.fullmatch(r"\d+[.,]\d+", run):
             continue
+        if run.isdigit() and (run.endswith("000") or _compact_date(run)):  # 1000000, 20240501 (ninth run, F7)
+            continue
         if not run.startswith("+") and (
             _THOUSANDS.fullmatch(run)
             or (" " in run and any(_YEAR.fullmatch(group) for group in run.split()))
@@ -168,6 +170,19 @@ def identifiers(text: str) -> list[str]:
             continue
         out.append(digits)
     return list(dict.fromkeys(out))
+
+
+def _compact_date(run: str) -> bool:
+    """Whether eight digits are a date written without separators (``20240501``)."""
+    import datetime as dt
+
+    if len(run) != 8 or not _YEAR.fullmatch(run[:4]):
+        return False
+    try:
+        dt.date(int(run[:4]), int(run[4:6]), int(run[6:]))
+    except ValueError:
+        return False
+    return True
 
 
 def _is_number_list(run: str) -> bool:
@@ -316,25 +331,25 @@ separator, not a joiner ("PINs 4471, 5582" names 4471)."""
 @functools.lru_cache(maxsize=256)
 def _compiled(
     needles: tuple[str, ...],
-) -> tuple[list[str], list[tuple[str, re.Pattern[str]]], list[tuple[str, int, str]]]:
-    """``(substrings, [(letters and digits, pattern)], [(salt, length, digest)])`` of ``needles`` (:func:`quotes`),
-    folded."""
+) -> tuple[list[str], list[tuple[str, re.Pattern[str], bool]], list[tuple[str, int, str]]]:
+    """``(substrings, [(letters and digits, pattern, needs a secret cue)], [(salt, length, digest)])`` of
+    ``needles`` (:func:`quotes`), folded."""
     literals: list[str] = []
-    words: list[tuple[str, re.Pattern[str]]] = []
+    words: list[tuple[str, re.Pattern[str], bool]] = []
     hashed: list[tuple[str, int, str]] = []
     for needle in needles:
         if needle.startswith(HASHED_MARK):
             salt, length, digest = needle[len(HASHED_MARK) :].rsplit(":", 2)
             hashed.append((salt, int(length), digest))
             continue
-        if needle.startswith(VALUE_MARK):
+        if needle.startswith((VALUE_MARK, CUED_MARK)):
             value = needle[len(VALUE_MARK) :]
             if key := _NOT_ALNUM.sub("", fold(value)):
-                words.append((key, re.compile(_value_pattern(value))))
+                words.append((key, re.compile(_value_pattern(value)), needle.startswith(CUED_MARK)))
             continue
         key = _NOT_ALNUM.sub("", fold(needle)) if needle and is_word_needle(needle) else ""
         if key:
-            words.append((key, re.compile(_word_pattern(needle))))
+            words.append((key, re.compile(_word_pattern(needle)), False))
         elif needle:
             literals.append(fold(needle))
     return literals, words, hashed
@@ -358,7 +373,10 @@ def quotes(text: str | None, needles: Sequence[str]) -> bool:
     if not words:
         return False
     squashed = _NOT_ALNUM.sub("", low)
-    return any(key in squashed and pattern.search(low) is not None for key, pattern in words)
+    return any(
+        key in squashed and (not cued or SECRET_CUE.search(low) is not None) and pattern.search(low) is not None
+        for key, pattern, cued in words
+    )
 
 
 def fold(text: str) -> str:
@@ -471,60 +489,99 @@ IDENTIFYING = re.compile(
 fifth breaker run, F3). Rare words of a slot value are :func:`names_someone`'s business."""
 _SECRET_WORD = (
     r"(?:pin|pincode|code|passcode|password|passphrase|passwort|passwd|pwd|pw|combination|plate|username|login|"
-    r"(?:api|access|secret|private|licen[cs]e|product|wi-?fi|ssh)\s+key|token|cvv|cvc|puk)"
+    r"(?:api|access|secret|private|licen[cs]e|product|wi-?fi|ssh)\s+key|(?:api|access|auth|bearer|refresh)\s+token|"
+    r"cvv|cvc|puk)"
 )
+_NUMERIC_SECRET_WORD = r"(?:pin|pincode|code|passcode|combination)"
+"""Secret words that give a number right after them ("pin 4471", "Code 4471 opens the gate")."""
+_PASSWORD_WORD = re.compile(r"pass(?:word|phrase|wort|wd)|pwd|pw", re.IGNORECASE)
 NOT_SECRET_CODE = re.compile(
     r"\b(?:error|status|exit|return|response|http|source|dress|area|country|dialling|dialing|colou?r|course|class|"
-    r"style|morse|machine|programming|sample|example|legacy|test|production|application|app)\s*$",
+    r"style|morse|machine|programming|sample|example|legacy|test|production|application|app|highway|building|"
+    r"penal|civil|tax|qr|bar|zip|discount|promo|coupon|thread|vs)\s*$",
     re.IGNORECASE,
 )
-"""A word before ``code`` that makes it no secret ("the error code was 5003", "status code", "source code"; eighth
-breaker run). Program text given as a quantity ("the code is 1,200 lines") is told by what follows the value."""
+"""A word before ``code`` that makes it no secret ("the error code was 5003", "status code", "source code", "the
+Highway Code 2024", "QR code"; eighth and ninth breaker runs). Program text given as a quantity ("the code is
+1,200 lines") is told by what follows the value."""
+_KEYWORD_END = r"(?=\s*(?:$|[.,;:!?)]|\b(?:for|on|at|to|of|and|or|but|please|now|again|today)\b))"
+"""After a secret word that ends a phrase ("use 7781 as the garage code."): the end, punctuation or a function
+word, never a noun ("use 2500 as the token budget", "the code editor"; ninth breaker run)."""
 _SECRET = re.compile(
-    rf"\b{_SECRET_WORD}\b(?:\s+(?:number|no\.?))?(?:\s+(?:of|for|on)\s+(?:my|the|our|your|a|an)(?:\s+[^\s\d]+){{1,2}}?)?"
-    r"\s*(?:\bis\b|\bwas\b|'s\b|=|:)\s*(\S+(?:\s+\S+){0,7})"
-    rf"|\buse\s+(\S+)\s+as\s+(?:the\s+|my\s+|a\s+)?(?:\w+\s+)?{_SECRET_WORD}\b"
-    rf"|\b{_SECRET_WORD}(?:\s+(?:number|no\.?))?\s+(\d[^\s,.;:!?]{{3,}})"
-    rf"|(?<![\w-])(\d[^\s,.;:!?]{{3,}})\s+is\s+(?:the|my|our)\s+(?:\w+\s+)?{_SECRET_WORD}\b",
+    rf"\b{_SECRET_WORD}\b(?:\s+(?:number|no\.?))?(?:\s+(?:of|for|on|to)\s+(?:my|the|our|your|a|an)(?:\s+[^\s\d]+){{1,2}}?)?"
+    r"\s*(?:\bis\b|\bwas\b|'s\b|=|:)\s*(?=(\S+(?:\s+\S+){0,7}))"
+    rf"|\b(?:set|changed?)\s+(?:the\s+|my\s+|our\s+)?(?:[^\W\d]+\s+)?{_SECRET_WORD}\s+to\s+(\S+)"
+    rf"|\buse\s+(\S+)\s+as\s+(?:the\s+|my\s+|a\s+)?(?:\w+\s+)?{_SECRET_WORD}\b{_KEYWORD_END}"
+    rf"|\b{_NUMERIC_SECRET_WORD}(?:\s+(?:number|no\.?))?\s+(\d[^\s,.;:!?]{{3,}})"
+    rf"|(?<![\w-])(\d[^\s,.;:!?]{{3,}})\s+is\s+(?:the|my|our)\s+(?:\w+\s+)?{_SECRET_WORD}\b{_KEYWORD_END}"
+    r"|\b(?:password|passwd|pwd|pw)\s+([^\s,.;:!?]*\d[^\s,.;:!?]*)",
     re.IGNORECASE,
 )
-"""What gives a secret a value: "the door code is 558213", "the PIN of my card is 4471", "password: hunter2", "use
-7781 as the garage code" (sixth breaker run, N6), "pin 4471 for the visa card", "4471 is the PIN of my card", "my
-pin number's 4471" (seventh). Not "the code to review is 1200 lines" (a filler needs a determiner)."""
+"""What gives a secret a value: "the door code is 558213", "the PIN of my card is 4471", "password: hunter2",
+"I set the alarm code to 4471", "use 7781 as the garage code" (sixth breaker run, N6), "pin 4471 for the visa card",
+"4471 is the PIN of my card", "my pin number's 4471" (seventh), "the combination to the safe is 3391" (ninth). The
+value after "is" is read ahead, so a second secret of the sentence is read too ("my login is dana.k and my password
+is Tr0ub4dor&3"; ninth run, F5). Not "the code to review is 1200 lines" (a filler needs a determiner)."""
 
 
 _QUOTED = re.compile(r"[\"“‘'](?P<v>[^\"”’']{1,80})[\"”’']")
 _AFTER_VALUE = frozenset({
     "and", "or", "but", "so", "for", "to", "on", "at", "in", "by", "from", "with", "if", "then", "now", "again",
     "too", "also", "today", "tomorrow", "tonight", "please", "is", "was", "are", "were", "will", "because", "since",
-    "which", "that", "when", "until",
+    "which", "that", "when", "until", "opens", "opened", "unlocks", "unlocked", "works", "worked", "gets", "lets",
+    "should", "must", "might", "can", "could", "would",
 })
 """Words that may follow a secret's value in the same sentence ("the code is 4471 for the gate"); any other
 common word after it makes the value a quantity ("the code is 1,200 lines", "the plate is 30cm wide")."""
+SECRET_MAX_WORDS = 6
+"""A password or passphrase of at most this many words is a value ("correct horse battery staple")."""
+
+
+@functools.lru_cache(maxsize=1)
+def _function_words() -> frozenset[str]:
+    """scikit-learn's English stop-word list, imported on first use (as ``linking`` does)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+def is_phrase(words: Sequence[str]) -> bool:
+    """Whether words given as a password are a passphrase ("correct horse battery staple", "Blue Fish Sunday"), not
+    a description of where or what it is ("in the drawer", "the usual one", "changed every month": a function
+    word; ninth breaker run, F1): two to ``SECRET_MAX_WORDS`` words, none a function word."""
+    stop = _function_words()
+    return 1 < len(words) <= SECRET_MAX_WORDS and not any(w.strip(_PUNCT).lower() in stop for w in words)
 
 
 def secret_values(text: str) -> list[str]:
     """The values a text gives to a secret ("The door code is 558213.", "password: hunter2", "plate is B-MW 1234",
-    'my password is "correct horse battery staple"'): a quoted phrase of up to ``SECRET_MAX_WORDS`` words, else
-    up to three tokens after the keyword and ``is``/``:`` (a PIN's single digits "7 4 4 1" up to eight), ending
-    at the first common word or sentence end. None from a code that is not a secret (:data:`NOT_SECRET_CODE`),
-    and none when a content word follows the value ("2000 lines", "30cm wide": a quantity) or the value is an
-    amount, a measure or an adjective ("1,200", "30cm", "2FA-protected"; eighth breaker run, F1)."""
+    'my password is "correct horse battery staple"', "Netflix password: Blue Fish Sunday"): a quoted phrase of up to
+    ``SECRET_MAX_WORDS`` words; after a password word, a passphrase (:func:`is_phrase`) up to the sentence end;
+    else up to three tokens after the keyword and ``is``/``:`` (a PIN's single digits "7 4 4 1" up to eight),
+    ending at the first common word or sentence end. None from a code that is not a secret
+    (:data:`NOT_SECRET_CODE`), and none when a content word follows the value ("2000 lines", "30cm wide": a
+    quantity) or the value is an amount, a measure or an adjective ("1,200", "30cm", "2FA-protected"; eighth
+    breaker run, F1)."""
     from wordfreq import zipf_frequency
 
     out = []
     for m in _SECRET.finditer(text):
         keyword = re.search(_SECRET_WORD, m.group(0), re.IGNORECASE)
-        if keyword and keyword.group(0).lower() == "code":
-            before = text[: m.start() + keyword.start()]
-            if NOT_SECRET_CODE.search(before):
-                continue
-        raw_value = next(g for g in m.groups() if g)
-        quoted = _QUOTED.match(raw_value.strip()) if m.group(1) else None
-        if quoted:
-            if len(phrase := quoted.group("v").split()) <= SECRET_MAX_WORDS:
-                out.append(" ".join(phrase))
+        if keyword and keyword.group(0).lower() == "code" and NOT_SECRET_CODE.search(text[: m.start() + keyword.start()]):
             continue
+        group = next(k for k in range(1, 7) if m.group(k))
+        raw_value = m.group(group)
+        if group == 1:
+            quoted = _QUOTED.match(raw_value.strip())
+            if quoted:
+                if len(phrase := quoted.group("v").split()) <= SECRET_MAX_WORDS:
+                    out.append(" ".join(phrase))
+                continue
+            if keyword and _PASSWORD_WORD.fullmatch(keyword.group(0)):
+                sentence = re.split(r"[.!?;,](?:\s|$)", raw_value, maxsplit=1)[0].split()
+                if is_phrase(sentence):
+                    out.append(" ".join(w.strip(_PUNCT) for w in sentence))
+                    continue
         tokens: list[str] = []
         stop = ""
         for raw in raw_value.split():
@@ -537,6 +594,10 @@ def secret_values(text: str) -> list[str]:
             tokens.append(token)
             if token != raw:
                 break
+        else:
+            if group in (2, 4, 6):  # a value that ends the phrase: what follows it in the text
+                after = re.match(r"\s+([^\W\d_]+)", text[m.end(group):])
+                stop = after.group(1).lower() if after and zipf_frequency(after.group(1), "en") >= 3.0 else ""
         if not tokens or (stop and stop.isalpha() and stop not in _AFTER_VALUE):
             continue
         value = " ".join(tokens)
@@ -544,10 +605,6 @@ def secret_values(text: str) -> list[str]:
             continue
         out.append(value)
     return out
-
-
-SECRET_MAX_WORDS = 6
-"""A password or passphrase of at most this many words is a value ("correct horse battery staple")."""
 
 
 def _quantity(value: str) -> bool:
@@ -574,26 +631,49 @@ def value_needle(value: str, name: bool = False, phrase: bool = False) -> str | 
 
     value = value.strip().strip(_PUNCT)
     spaced_digits = value.replace(" ", "").isdigit()  # a PIN written "7 4 4 1"
-    most = SECRET_MAX_WORDS if phrase else SLOT_MAX_WORDS
+    most = SECRET_MAX_WORDS if phrase or any(c.isdigit() for c in value) else SLOT_MAX_WORDS  # an address
     if not value or len(value.split()) > most and not spaced_digits or len(_NOT_ALNUM.sub("", value)) < 4:
         return None
     words = value.split()
-    if all(w.isalpha() and zipf_frequency(w, "en") >= 3.0 for w in words) and not ((name or phrase) and len(words) > 1):
+    common = all(w.isalpha() and zipf_frequency(w, "en") >= 3.0 for w in words)
+    if common and not (name and len(words) > 1 or phrase and is_phrase(words)):
         return None  # a name of two common words ("Sarah Miller") is still a name (sixth breaker run, N5)
     if _DATE.fullmatch(value):  # "my last login was 2024-05-01": a date, not a secret (seventh breaker run)
         return None
+    if not name and _needs_cue(value):
+        return CUED_MARK + " ".join(words)
     return VALUE_MARK + " ".join(words)  # matched as written (:func:`_value_pattern`), not as a code
+
+
+def _needs_cue(value: str) -> bool:
+    """Whether a secret's value is too plain to be a quote on its own: a number of fewer than ``DIGITS_MIN``
+    digits ("4471", "2024") or one word of letters ("VSCode", "pineapple"). It is found only in a text that also
+    speaks of a secret (:data:`SECRET_CUE`): "Typed 4471 at the ATM" quotes the PIN 4471, "I moved to Berlin in
+    2024" does not quote a PIN 2024, nor "the 1234 bus" a PIN 1234 (seventh to ninth breaker runs)."""
+    squashed = re.sub(r"[\s\-]", "", value)
+    return (squashed.isdigit() and len(squashed) < DIGITS_MIN) or (value.isalpha() and " " not in value)
+
+
+SECRET_CUE = re.compile(
+    r"\b(?:pins?|pincode|codes?|passcodes?|passwords?|passphrases?|pw|pwd|passwd|combination|combo|keys?|keypad|"
+    r"log(?:ged)?\s*in|login|sign(?:ed)?\s*in|unlock(?:s|ed)?|opens?|opened|typed?|entered|enter|atm|door|gate|"
+    r"lock|locker|safe|alarm|garage|wi-?fi|account|card|bank|vault|security|access|username|user|secret)\b",
+    re.IGNORECASE,
+)
+"""Words that make a text speak of a secret, so that a plain secret value in it is a quote (:func:`_needs_cue`)."""
 
 
 SHARED = re.compile(
     r"^(?:employer|company|workplace|office|team|job|role|occupation|profession|title|school|university|college|"
     r"location|home|city|town|country|hometown|birthplace|nationality|region|neighbou?rhood|languages?|"
-    r"tools?|tool for .*|.* version|hobby|hobbies|diet|sport|religion|club|gym|bank|church|airline)$",
+    r"tools?|tool for .*|.* version|hobby|hobbies|diet|sport|religion|club|gym|bank|church|airline|"
+    r"favou?rite .*|preferred .*)$",
     re.IGNORECASE,
 )
 """Slots whose value is a place, an organisation or a thing many facts share (``employer`` "Northwind",
 ``location`` "Lisbon"): a ``forget`` of one takes no rare word of its value, since "My manager at Northwind is
-Ingeborg" does not quote the user's employment (fifth breaker run, F4). Any other slot's value is a name the user
+Ingeborg" does not quote the user's employment (fifth breaker run, F4); nor a preference (``favorite editor``
+"Neovim": "Neovim crashed today" is another fact; ninth run, F9). Any other slot's value is a name the user
 gave (a person's, a pet's: ``cat`` "Zorblax", ``physiotherapist`` "Ameli Brandt") and its rare words are needles."""
 
 
@@ -644,14 +724,31 @@ def password_phrase(memory: Any) -> str | None:
     return value if 1 < len(value.split()) <= SECRET_MAX_WORDS else None
 
 
+_STREET = re.compile(
+    r"^(?P<street>\S*\d\S*\s+.*?\b(?:street|st|road|rd|avenue|ave|way|lane|ln|drive|dr|boulevard|blvd|place|pl|"
+    r"court|ct|terrace|close|crescent|square|sq|row|parade|highway|hwy)\b\.?)\s",
+    re.IGNORECASE,
+)
+
+
 def secret_slot_values(memory: Any) -> list[str]:
     """The values of an :func:`identifying` memory that are needles: its :func:`slot_value`; for a street address,
-    each comma-separated part holding a digit ("Flat 4, 221B Baker Street, London": "Flat 4" and "221B Baker
-    Street", quoted alone elsewhere; the city is a place many facts share). Issue 21, N7."""
+    each comma-separated part holding a digit and either three words or a code ("221B Baker Street", "17 Old Kent
+    Road", quoted alone elsewhere; not "Flat 4" or "Apt 3", which "my bike tyre went flat 4 times" holds, nor the
+    city, a place many facts share), and the street of a part that runs on into its town ("42 Wallaby Way" of "42
+    Wallaby Way Sydney"). Issue 21, N7; ninth breaker run, F3/F4."""
     value = str(memory["value"] or "")
-    if _ADDRESS_SLOT.search(str(memory["attribute"] or "")) and "," in value:
-        parts = [part.strip() for part in value.split(",")]
-        return [p for p in parts if any(c.isdigit() for c in p)]
+    if _ADDRESS_SLOT.search(str(memory["attribute"] or "")) and any(c.isdigit() for c in value):
+        out = []
+        for part in (p.strip() for p in value.split(",")):
+            words = part.split()
+            mixed = any(any(c.isdigit() for c in w) and any(c.isalpha() for c in w) for w in words)  # "221B"
+            if not any(c.isdigit() for c in part) or len(words) < 3 and not mixed:
+                continue
+            out.append(part)
+            if street := _STREET.match(part + " "):
+                out.append(street.group("street").strip())
+        return list(dict.fromkeys(out))
     return [v] if (v := slot_value(memory)) is not None else []
 
 
@@ -660,6 +757,8 @@ HASHED_MARK = "\x00h:"
 (:func:`memory_graph.store.erase.job_payload`)."""
 VALUE_MARK = "\x00v:"
 """Marks a slot's or a secret's value among the needles (:func:`value_needle`, :func:`_value_pattern`)."""
+CUED_MARK = "\x00c:"
+"""Marks a plain secret value, a quote only in a text that speaks of a secret (:func:`_needs_cue`)."""
 
 
 def _value_pattern(value: str) -> str:
