@@ -652,48 +652,6 @@ def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it
         ("The error code was 5003 again.", "Invoice 5003 is paid."),
         ("The login is 2FA-protected now.", "All 2FA-protected accounts are safer."),
         ("The plate is 30cm wide.", "The pizza is 30cm across."),
-    ],
-)
-def test_an_amount_or_measure_after_a_secret_word_is_no_secret(mem: Memory, erased: str, kept: str) -> None:
-    """F1 (eighth breaker run, critical): "code/login/plate is X" made X a secret when X was an amount, a measure,
-    an adjective or an error code, so forgetting it erased unrelated messages holding the same number."""
-    refs = _observe(mem, [erased, kept])
-    mem.forget(_memory_of(mem, refs[erased]), hard=True)
-    assert _texts(mem) == {kept}
-
-
-@pytest.mark.parametrize(
-    "erased,quoting",
-    [
-        ('My password is "correct horse battery staple".', "Log in with correct horse battery staple."),  # F2
-        ("My passphrase is tiger lamp orbit.", "the phrase tiger lamp orbit unlocks it"),  # F2
-        ("My wifi pw is Qz7mirror.", "Tell Tom the wifi is Qz7mirror."),  # F3
-        ("My pincode is 4471.", "Typed 4471 at the ATM."),  # F3
-        ("My api key is sk-proj-abcdefgh12.", "export OPENAI_API_KEY=sk-proj-abcdefgh12"),  # F3
-        ("The code is 4471.", "Typed 4471 at the door."),  # a bare "code" given a number is still a secret
-    ],
-)
-def test_a_passphrase_or_a_secret_in_other_words_is_erased_where_quoted(mem: Memory, erased: str, quoting: str) -> None:
-    """F2, F3 (eighth breaker run, critical): a passphrase of common words was no needle, and "wifi pw", "pincode",
-    "api key" were not read as secrets, so the messages quoting them stayed after the hard delete."""
-    refs = _observe(mem, ["I live in Porto.", erased, quoting])
-    mem.forget(_memory_of(mem, refs[erased]), hard=True)
-    assert _texts(mem) == {"I live in Porto."}
-
-
-def test_invisible_characters_do_not_hide_a_quote() -> None:
-    """F7 (eighth breaker run): a zero-width space or a soft hyphen inside a quoted secret hid it from the match."""
-    needle = quoting.value_needle("4471")
-    assert needle is not None
-    assert quoting.quotes("pin 44\u200b71", [needle]) and quoting.quotes("pin 4\u00ad471", [needle])
-
-
-# ---- ninth breaker run ---------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "erased,kept",
-    [
         ("My wifi password is on the router.", "The light on the router is blinking."),  # F1
         ("My password is in the drawer.", "The scissors are in the drawer."),  # F1
         ("My password is changed every month.", "The filter is changed every month."),  # F1
@@ -712,11 +670,12 @@ def test_invisible_characters_do_not_hide_a_quote() -> None:
         ("I live in District 9.", "We watched District 9 last night."),
     ],
 )
-def test_a_word_in_another_sense_or_a_plain_number_takes_no_other_message(mem: Memory, erased: str, kept: str) -> None:
-    """Ninth breaker run (critical): a password slot's description ("in the drawer") was a phrase needle (F1); secret
-    words in other senses ("Highway Code 2024", "token budget", "code editor") gave secrets (F2); a round amount or
-    a compact date was an account number (F7); a preference's value was chased as a name (F9). A plain secret value
-    (a short number, one word) is now a quote only in a text that speaks of a secret."""
+def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Memory, erased: str, kept: str) -> None:
+    """Eighth breaker run (F1, critical): "code/login/plate is X" made X a secret when X was an amount, a measure,
+    an adjective or an error code. Ninth (critical): a password slot's description ("in the drawer") was a phrase
+    needle (F1); secret words in other senses ("Highway Code 2024", "token budget", "code editor") gave secrets
+    (F2); a round amount or a compact date was an account number (F7); a preference's value was chased as a name
+    (F9). A plain secret value (a short number, one word) is now a quote only in a text that speaks of a secret."""
     refs = _observe(mem, [erased, kept])
     mem.forget(_memory_of(mem, refs[erased]), hard=True)
     assert _texts(mem) == {kept}
@@ -725,6 +684,12 @@ def test_a_word_in_another_sense_or_a_plain_number_takes_no_other_message(mem: M
 @pytest.mark.parametrize(
     "erased,quoting",
     [
+        ('My password is "correct horse battery staple".', "Log in with correct horse battery staple."),  # F2
+        ("My passphrase is tiger lamp orbit.", "the phrase tiger lamp orbit unlocks it"),  # F2
+        ("My wifi pw is Qz7mirror.", "Tell Tom the wifi is Qz7mirror."),  # F3
+        ("My pincode is 4471.", "Typed 4471 at the ATM."),  # F3
+        ("My api key is sk-proj-abcdefgh12.", "export OPENAI_API_KEY=sk-proj-abcdefgh12"),  # F3
+        ("The code is 4471.", "Typed 4471 at the door."),  # a bare "code" given a number is still a secret
         ("My address is 12 Rue de la Paix, Paris.", "Ship it to 12 Rue de la Paix please."),  # F4
         ("My address is Flat 2, 17 Old Kent Road, London.", "The parcel went to 17 Old Kent Road."),  # F4
         ("My address is 42 Wallaby Way Sydney.", "Ship it to 42 Wallaby Way."),  # F4
@@ -736,13 +701,25 @@ def test_a_word_in_another_sense_or_a_plain_number_takes_no_other_message(mem: M
         ("The combination to the safe is 3391.", "Safe opened with 3391."),  # F6
     ],
 )
-def test_a_street_or_a_second_secret_is_erased_where_quoted(mem: Memory, erased: str, quoting: str) -> None:
-    """Ninth breaker run (critical, high): a street of more than three words or without a comma gave no needle, "I
-    live at Apt 3, ..." stored "Apt 3" (F4); the second secret of a sentence was never read (F5); "password: Blue
-    Fish Sunday", "set the alarm code to", "the combination to the safe is" were not read (F6)."""
+def test_forgetting_erases_a_message_that_quotes_the_secret(mem: Memory, erased: str, quoting: str) -> None:
+    """Eighth breaker run (F2, F3, critical): a passphrase of common words was no needle, and "wifi pw", "pincode",
+    "api key" were not read as secrets. Ninth (critical, high): a street of more than three words or without a
+    comma gave no needle, "I live at Apt 3, ..." stored "Apt 3" (F4); the second secret of a sentence was never
+    read (F5); "password: Blue Fish Sunday", "set the alarm code to", "the combination to the safe is" were not
+    read (F6)."""
     refs = _observe(mem, ["I live in Porto.", erased, quoting])
     mem.forget(_memory_of(mem, refs[erased]), hard=True)
     assert _texts(mem) == {"I live in Porto."}
+
+
+def test_invisible_characters_do_not_hide_a_quote() -> None:
+    """F7 (eighth breaker run): a zero-width space or a soft hyphen inside a quoted secret hid it from the match."""
+    needle = quoting.value_needle("4471")
+    assert needle is not None
+    assert quoting.quotes("pin 44\u200b71", [needle]) and quoting.quotes("pin 4\u00ad471", [needle])
+
+
+# ---- ninth breaker run ---------------------------------------------------------------------------------------------
 
 
 def test_a_flat_number_alone_is_no_part_of_an_address_needle(mem: Memory) -> None:
