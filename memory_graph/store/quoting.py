@@ -729,6 +729,7 @@ _STREET = re.compile(
     r"court|ct|terrace|close|crescent|square|sq|row|parade|highway|hwy)\b\.?)\s",
     re.IGNORECASE,
 )
+"""A street at the start of an address part: a house number, words, a street word ("42 Wallaby Way" Sydney)."""
 
 
 def secret_slot_values(memory: Any) -> list[str]:
