@@ -385,10 +385,14 @@ class Memory:
         (``"items"``: ``[{"namespace", "key"}]``) and ``"dry_run": True``, so the user can
         check which of their messages count as quoting it before confirming (``Store.preview_erase``).
 
+        ``memory_id`` may also be a message's (an observation's) id, as ``ask`` shows it (``[o:ID]``) and
+        ``search_observations`` returns it: with ``hard=True`` that message is erased the same way (a message that
+        formed no memory, "My PIN? It's 4471.", can be erased too); a message cannot be retracted.
+
         Raises:
-            InvalidInputError: ``memory_id`` is not an id string, ``hard`` or ``dry_run`` is not a bool, or
-                ``dry_run`` without ``hard``.
-            NotFoundError: no such memory in this namespace.
+            InvalidInputError: ``memory_id`` is not an id string, ``hard`` or ``dry_run`` is not a bool,
+                ``dry_run`` without ``hard``, or a message's id without ``hard``.
+            NotFoundError: no such memory or message in this namespace.
         """
         self._check_open()
         memory_id = check_id(memory_id)
@@ -398,7 +402,13 @@ class Memory:
         ns = self.context.user_id
         led = self.store.ledger
         if led.memory(ns, memory_id) is None:
-            raise NotFoundError(f"no memory {memory_id!r} in namespace {ns!r}")
+            if not led.observations(ns, [memory_id]):
+                raise NotFoundError(f"no memory or message {memory_id!r} in namespace {ns!r}")
+            if not hard:
+                raise InvalidInputError(f"{memory_id!r} is a message: a message is erased (hard=True), not retracted")
+            if dry_run:
+                return self.store.preview_erase(ns, observation_ids=[memory_id])
+            return self.store.erase(ns, observation_ids=[memory_id])
         if not hard:
             with self.store.write() as tx:
                 tx.retract(ns, memory_id, reason="forget (soft)")

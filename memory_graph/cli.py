@@ -777,7 +777,8 @@ def inspect(
 @app.command()
 @guarded
 def forget(
-    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory to forget.")],
+    memory_id: Annotated[str, typer.Argument(
+        metavar="ID", help="The memory to forget, or a message (o:ID in ask's output) to erase with --hard.")],
     hard: Annotated[bool, typer.Option("--hard", help="Erase the text everywhere (not only retract).")] = False,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="With --hard: list what would be erased (every message taken as quoting it), erase nothing.")] = False,

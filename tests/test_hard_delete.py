@@ -409,3 +409,24 @@ def test_a_dry_run_lists_what_a_hard_delete_would_erase_and_erases_nothing(tmp_p
             mem.forget(code, dry_run=True)
         erased = mem.forget(code, hard=True)
         assert sorted(erased["observations"]) == sorted(preview["observations"])
+
+
+def test_a_message_that_formed_no_memory_is_erased_by_its_id(tmp_path: Path) -> None:
+    """Eighth and ninth breaker runs (medium): "My PIN? It's 4471." forms no memory, so no ``forget`` could reach
+    it. ``forget`` takes a message's id too (``[o:ID]`` in ``ask``, ``search_observations``): erased with
+    ``hard``, previewed with ``dry_run``, never retracted."""
+    from memory_graph.errors import InvalidInputError, NotFoundError
+
+    with Memory(tmp_path / "s", user_id="dana") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        mem.observe("My PIN? It's 4471.", speaker="user", time="2024-05-01T09:00:00", ref="a")
+        mem.observe("I live in Porto.", speaker="user", time="2024-05-02T09:00:00", ref="b")
+        (message,) = [o for o in mem.search_observations("PIN", k=5) if "4471" in o["text"]]
+        with pytest.raises(InvalidInputError):
+            mem.forget(message["id"])
+        assert mem.forget(message["id"], hard=True, dry_run=True)["observations"] == [message["id"]]
+        assert mem.forget(message["id"], hard=True)["observations"] == [message["id"]]
+        texts = [r["text"] for r in mem.store.ledger.query("SELECT text FROM observations WHERE namespace='dana'")]
+        assert texts == ["I live in Porto."]
+        with pytest.raises(NotFoundError):
+            mem.forget(message["id"], hard=True)
