@@ -668,6 +668,15 @@ def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it
         ("The backup from 20240501 failed.", "Release 20240501 shipped on time."),  # F7
         ("My favorite editor is Neovim.", "Neovim crashed today."),  # F9
         ("I live in District 9.", "We watched District 9 last night."),
+        ("My PIN is 1987.", "I opened my first bank account in 1987."),  # tenth run, N1
+        ("My PIN is 1450.", "Paid $1450 rent from my bank account."),  # N1
+        ("My PIN is 1450.", "The rent is 1450, paid by card."),  # N1
+        ("The garage code is 1200.", "The security deposit was 1200."),  # N1
+        ("The alarm code is 0630.", "Set my alarm for 0630 tomorrow."),  # N1
+        ("My password is Marmalade.", "I opened a jar of Marmalade."),  # N1
+        ("My locker code is 4112.", "I typed 4112 words today."),  # N1
+        ("I live in a 3 bedroom house.", "We viewed a 3 bedroom house for my parents."),  # N2
+        ("My home is 20 minutes from work.", "The gym is 20 minutes from work."),  # N2
     ],
 )
 def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Memory, erased: str, kept: str) -> None:
@@ -675,7 +684,9 @@ def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Mem
     an adjective or an error code. Ninth (critical): a password slot's description ("in the drawer") was a phrase
     needle (F1); secret words in other senses ("Highway Code 2024", "token budget", "code editor") gave secrets
     (F2); a round amount or a compact date was an account number (F7); a preference's value was chased as a name
-    (F9). A plain secret value (a short number, one word) is now a quote only in a text that speaks of a secret."""
+    (F9). A plain secret value (a short number, one word) is now a quote only in a text that speaks of a secret.
+    Tenth (N1, N2, critical): the cue anywhere in the text took amounts, years and counts beside "card", "account",
+    "alarm"; a place with a number ("a 3 bedroom house") was a street address. The cue must be near the value."""
     refs = _observe(mem, [erased, kept])
     mem.forget(_memory_of(mem, refs[erased]), hard=True)
     assert _texts(mem) == {kept}
@@ -699,6 +710,13 @@ def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Mem
         ("Netflix password: Blue Fish Sunday", "the netflix pw is blue fish sunday"),  # F6
         ("I set the alarm code to 4471.", "Alarm: 4471 then enter."),  # F6
         ("The combination to the safe is 3391.", "Safe opened with 3391."),  # F6
+        ("My Stripe key is sk_test_4eC39HqLyjWDarjtT1zdp7dc.", "Put sk_test_4eC39HqLyjWDarjtT1zdp7dc in the .env file."),  # N4
+        ("My PIN is 4471.", "I use 4471 for both cards."),  # N5
+        ("My PIN is 4471.", "Entering 4471 at ATMs."),  # N5
+        ("My PIN is 4471.", "Typing 4471 on my phone every time is annoying."),  # N5
+        ("My PIN is 4471.", "The padlock is 4471."),  # N5
+        ("My PIN is 4471.", "Reminder: 4471 for the Visa."),  # N5
+        ("My password is Zorblax.", "I reuse Zorblax for all my accounts."),  # a made-up word needs no cue
     ],
 )
 def test_forgetting_erases_a_message_that_quotes_the_secret(mem: Memory, erased: str, quoting: str) -> None:
@@ -706,7 +724,9 @@ def test_forgetting_erases_a_message_that_quotes_the_secret(mem: Memory, erased:
     "api key" were not read as secrets. Ninth (critical, high): a street of more than three words or without a
     comma gave no needle, "I live at Apt 3, ..." stored "Apt 3" (F4); the second secret of a sentence was never
     read (F5); "password: Blue Fish Sunday", "set the alarm code to", "the combination to the safe is" were not
-    read (F6)."""
+    read (F6). Tenth (N4, N5): a key under a service's name ("Stripe key") was no secret slot and a long key holding
+    a word ("sk_test_...") no identifier; plural and -ing cue words ("ATMs", "Typing"), "padlock", "Visa" were no
+    cues."""
     refs = _observe(mem, ["I live in Porto.", erased, quoting])
     mem.forget(_memory_of(mem, refs[erased]), hard=True)
     assert _texts(mem) == {"I live in Porto."}

@@ -51,6 +51,9 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 CODE_DIGITS_ALWAYS = 6
 """A code of letters and digits with at least this many digits is an identifier whatever its letters
 (``alpha247514q9``); one with fewer is an identifier only when its letters are no word or known term."""
+TOKEN_MIN_CHARS = 16
+"""A code of letters and digits at least this long is a key or a token whatever words it holds ("sk_live_5McX...",
+"glpat-..."; tenth breaker run, N4): a product or a term is never that long."""
 TERM_ZIPF = 2.0
 """A run of 3+ letters of a code at or above this ``wordfreq`` Zipf frequency is a word or a known term ("gpt" 2.4,
 "rtx" 2.3, "hba" 2.1, "llama", "log"): the code is a product, a model or a medical/tech term, not a person's
@@ -276,8 +279,8 @@ def _is_code(core: str, word: str = "") -> bool:
     letters = re.findall(rf"{_LETTER}+", (word or core).lower())  # "vitamin-D3": "vitamin", "d"
     digits = sum(c.isdigit() for c in core)
     if (
-        digits >= CODE_DIGITS_ALWAYS
-    ):  # "x12345678", "alpha247514q9": a number with a label is still the number
+        digits >= CODE_DIGITS_ALWAYS or len(core) >= TOKEN_MIN_CHARS
+    ):  # "x12345678", "alpha247514q9": a number with a label is still the number; "sk_live_5McX...": a key
         return True
     if all(
         len(run) == 1 for run in letters
@@ -374,7 +377,7 @@ def quotes(text: str | None, needles: Sequence[str]) -> bool:
         return False
     squashed = _NOT_ALNUM.sub("", low)
     return any(
-        key in squashed and (not cued or SECRET_CUE.search(low) is not None) and pattern.search(low) is not None
+        key in squashed and (_cued(low, pattern) if cued else pattern.search(low) is not None)
         for key, pattern, cued in words
     )
 
@@ -479,7 +482,7 @@ def needles_of(
 IDENTIFYING = re.compile(
     r"(?:^|\s)(?:name|surname|first name|last name|family name|maiden name|nickname|username|user name|login|e-?mail|"
     r"phone|mobile|phone number|address|home address|pin|pincode|pin code|password|passcode|passphrase|passwort|"
-    r"passwd|pwd|pw|code|combination|(?:api|access|secret|private|licen[cs]e|product|wi-?fi|ssh) key|token|cvv|cvc|puk|"
+    r"passwd|pwd|pw|code|combination|key|token|cvv|cvc|puk|"
     r"plate|licen[cs]e plate|(?:phone|mobile|account|card|passport|id|tax|membership|customer|policy|insurance|"
     r"social security) number|iban|account|ssn|passport|id|tax id|card)$",
     re.IGNORECASE,
@@ -529,7 +532,7 @@ _AFTER_VALUE = frozenset({
     "and", "or", "but", "so", "for", "to", "on", "at", "in", "by", "from", "with", "if", "then", "now", "again",
     "too", "also", "today", "tomorrow", "tonight", "please", "is", "was", "are", "were", "will", "because", "since",
     "which", "that", "when", "until", "opens", "opened", "unlocks", "unlocked", "works", "worked", "gets", "lets",
-    "should", "must", "might", "can", "could", "would",
+    "should", "must", "might", "can", "could", "would", "still", "though", "anyway",
 })
 """Words that may follow a secret's value in the same sentence ("the code is 4471 for the gate"); any other
 common word after it makes the value a quantity ("the code is 1,200 lines", "the plate is 30cm wide")."""
@@ -647,20 +650,52 @@ def value_needle(value: str, name: bool = False, phrase: bool = False) -> str | 
 
 def _needs_cue(value: str) -> bool:
     """Whether a secret's value is too plain to be a quote on its own: a number of fewer than ``DIGITS_MIN``
-    digits ("4471", "2024") or one word of letters ("VSCode", "pineapple"). It is found only in a text that also
-    speaks of a secret (:data:`SECRET_CUE`): "Typed 4471 at the ATM" quotes the PIN 4471, "I moved to Berlin in
-    2024" does not quote a PIN 2024, nor "the 1234 bus" a PIN 1234 (seventh to ninth breaker runs)."""
+    digits ("4471", "2024") or one known word of letters ("Marmalade"; not a made-up one, "Zorblax"). It is found
+    only beside a word that speaks of a secret (:func:`_cued`): "Typed 4471 at the ATM" quotes the PIN 4471, "I
+    moved to Berlin in 2024" does not quote a PIN 2024, nor "the 1234 bus" a PIN 1234 (seventh to tenth breaker
+    runs)."""
+    from wordfreq import zipf_frequency
+
     squashed = re.sub(r"[\s\-]", "", value)
-    return (squashed.isdigit() and len(squashed) < DIGITS_MIN) or (value.isalpha() and " " not in value)
+    if squashed.isdigit():
+        return len(squashed) < DIGITS_MIN
+    return value.isalpha() and zipf_frequency(value, "en") >= DISTINCTIVE_ZIPF
 
 
 SECRET_CUE = re.compile(
-    r"\b(?:pins?|pincode|codes?|passcodes?|passwords?|passphrases?|pw|pwd|passwd|combination|combo|keys?|keypad|"
-    r"log(?:ged)?\s*in|login|sign(?:ed)?\s*in|unlock(?:s|ed)?|opens?|opened|typed?|entered|enter|atm|door|gate|"
-    r"lock|locker|safe|alarm|garage|wi-?fi|account|card|bank|vault|security|access|username|user|secret)\b",
+    r"\b(?:pins?|pincodes?|codes?|passcodes?|passwords?|passphrases?|pw|pwd|passwd|combinations?|combos?|keypads?|"
+    r"log(?:ged|ging)?\s*in|logins?|sign(?:ed|ing)?\s*in|unlock(?:s|ed|ing)?|typ(?:e|ed|ing)|enter(?:s|ed|ing)?|"
+    r"atms?|doors?|gates?|padlocks?|lockbox(?:es)?|lockers?|safes?|garages?|buzzers?|intercoms?|wi-?fi|visa|debit|"
+    r"mastercard|cards|cash|voicemail|vault|usernames?|secret)\b",
     re.IGNORECASE,
 )
-"""Words that make a text speak of a secret, so that a plain secret value in it is a quote (:func:`_needs_cue`)."""
+"""Words that make a text speak of a secret, so that a plain secret value near one is a quote
+(:func:`_needs_cue`): not "card" ("cards" is), "account", "bank", "key", "alarm" or "opened", which amounts, years and times
+sit beside ("paid by card", "my first bank account in 1987", "set my alarm for 0630"; tenth breaker run, N1)."""
+CUE_WINDOW = 6
+"""A cue counts within this many words of the value, either side."""
+_NOT_QUOTED_PLAIN = re.compile(r"(?:[$€£¥]\s*|\b(?:in|since|from|until|by|of|year)\s+)$")
+"""Before a plain value: a currency sign, or a word that makes a number a year or an amount ("in 1987")."""
+
+
+def _cued(low: str, pattern: re.Pattern[str]) -> bool:
+    """Whether a plain secret value (``pattern``) is in ``low`` (folded) as a secret: a cue within ``CUE_WINDOW``
+    words of it, no currency sign or "in"/"since" before it, and no noun after it ("4112 words", "2580
+    followers": a count)."""
+    from wordfreq import zipf_frequency
+
+    for m in pattern.finditer(low):
+        before, after = low[: m.start()], low[m.end() :]
+        if _NOT_QUOTED_PLAIN.search(before):
+            continue
+        following = re.match(r"\s+([^\W\d_]+)", after)  # the next word, no punctuation between
+        if following and (word := following.group(1)) not in _AFTER_VALUE and not SECRET_CUE.fullmatch(word) and (
+                zipf_frequency(word, "en") >= 3.0):
+            continue
+        near = " ".join(before.split()[-CUE_WINDOW:] + after.split()[:CUE_WINDOW])
+        if SECRET_CUE.search(near):
+            return True
+    return False
 
 
 SHARED = re.compile(
@@ -697,7 +732,9 @@ def identifying(memory: Any) -> bool:
     if IDENTIFYING.search(attribute):  # a phone slot holding no number holds the device ("Pixel 8": N4)
         return not PHONE.search(attribute) or sum(c.isdigit() for c in str(memory["value"] or "")) >= DIGITS_MIN
 
-    return attribute in ("location", "home") and any(c.isdigit() for c in str(memory["value"] or ""))
+    value = str(memory["value"] or "")
+    return attribute in ("location", "home") and any(  # a street address, not "a 3 bedroom house" (tenth run, N2)
+        _STREET.match(part.strip() + " ") or _mixed_token(part) for part in value.split(","))
 
 
 def slot_value(memory: Any) -> str | None:
@@ -726,10 +763,19 @@ def password_phrase(memory: Any) -> str | None:
 
 _STREET = re.compile(
     r"^(?P<street>\S*\d\S*\s+.*?\b(?:street|st|road|rd|avenue|ave|way|lane|ln|drive|dr|boulevard|blvd|place|pl|"
-    r"court|ct|terrace|close|crescent|square|sq|row|parade|highway|hwy)\b\.?)\s",
+    r"court|ct|terrace|close|crescent|square|sq|row|parade|highway|hwy|rue|via|calle|strasse|straße|allee|gasse|"
+    r"weg|platz|plaza|avenida|camino)\b\.?)(?=[\s,])",
     re.IGNORECASE,
 )
 """A street at the start of an address part: a house number, words, a street word ("42 Wallaby Way" Sydney)."""
+
+
+def _mixed_token(text: str) -> bool:
+    """Whether a word of ``text`` mixes letters and digits ("221B", "4B"; not an ordinal, "5th")."""
+    return any(
+        any(c.isdigit() for c in w) and any(c.isalpha() for c in w) and not re.fullmatch(r"\d+(?:st|nd|rd|th)", w.lower())
+        for w in text.split()
+    )
 
 
 def secret_slot_values(memory: Any) -> list[str]:
@@ -743,8 +789,7 @@ def secret_slot_values(memory: Any) -> list[str]:
         out = []
         for part in (p.strip() for p in value.split(",")):
             words = part.split()
-            mixed = any(any(c.isdigit() for c in w) and any(c.isalpha() for c in w) for w in words)  # "221B"
-            if not any(c.isdigit() for c in part) or len(words) < 3 and not mixed:
+            if not any(c.isdigit() for c in part) or len(words) < 3 and not _mixed_token(part):  # "221B"
                 continue
             out.append(part)
             if street := _STREET.match(part + " "):
