@@ -735,6 +735,16 @@ def _print_inspect(mem: Memory, memory_id: str | None) -> None:
         console.print(hist)
 
 
+def _print_possible(result: dict[str, Any]) -> None:
+    """The messages a hard delete keeps that share a number or a code with what it erases (not read as quotes)."""
+    possible = result.get("possible_quotes") or {}
+    if possible:
+        console.print(_safe(f"kept {len(possible)} messages that share a number or a code with it (not read as "
+                            "quotes; erase one with: memory-graph forget ID --hard):"))
+        for obs_id, text in possible.items():
+            console.print(_safe(f"  observation {obs_id}: {textwrap.shorten(sanitize(text), 200, placeholder=' ...')}"))
+
+
 def _print_forget(result: dict[str, Any]) -> None:
     if result.get("dry_run"):
         console.print(_safe(f"would erase {len(result['forgotten'])} memories, {len(result['observations'])} "
@@ -745,10 +755,12 @@ def _print_forget(result: dict[str, Any]) -> None:
                 console.print(_safe(f"  {kind} {item_id}: {textwrap.shorten(sanitize(text), 200, placeholder=' ...')}"))
         for item in result["items"]:
             console.print(_safe(f"  store item {item['namespace']} {item['key']}"))
+        _print_possible(result)
         return
     kind = "erased" if result.get("hard") else "retracted"
     console.print(_safe(f"{kind} {len(result['forgotten'])} memories: {', '.join(result['forgotten'])}"
                         + (f"; erased {len(result['observations'])} observations" if result.get("hard") else "")))
+    _print_possible(result)
     if result.get("threads_unknown_owner"):  # a hard delete never touches a thread it cannot tell is the user's
         console.print(_safe(f"left {result['threads_unknown_owner']} chat threads of no known owner as they are "
                             "(not made by memory-graph's graphs; erase their copies with the app that wrote them)"))

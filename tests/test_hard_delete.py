@@ -430,3 +430,21 @@ def test_a_message_that_formed_no_memory_is_erased_by_its_id(tmp_path: Path) -> 
         assert texts == ["I live in Porto."]
         with pytest.raises(NotFoundError):
             mem.forget(message["id"], hard=True)
+
+
+def test_a_hard_delete_lists_the_kept_messages_that_share_a_number_with_it(tmp_path: Path) -> None:
+    """Tenth breaker run: a secret said in a phrasing no rule reads ("the code to get into the building is 4471")
+    was kept silently where another message named it. The messages a hard delete keeps that share a number or a
+    code with an erased message are listed (``possible_quotes``, in the preview too), not erased."""
+    with Memory(tmp_path / "s", user_id="dana") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        for i, text in enumerate(["The code to get into the building is 4471.", "Building code 4471, don't forget.",
+                                  "I live in Porto."]):
+            mem.observe(text, speaker="user", time=f"2024-05-0{i + 1}T09:00:00", ref=f"t{i}")
+        code = mem.store.ledger.query("SELECT memory_id FROM provenance WHERE ref='t0'")[0]["memory_id"]
+        preview = mem.forget(code, hard=True, dry_run=True)
+        assert list(preview["possible_quotes"].values()) == ["Building code 4471, don't forget."]
+        erased = mem.forget(code, hard=True)
+        assert list(erased["possible_quotes"].values()) == ["Building code 4471, don't forget."]
+        texts = {r["text"] for r in mem.store.ledger.query("SELECT text FROM observations WHERE namespace='dana'")}
+        assert texts == {"Building code 4471, don't forget.", "I live in Porto."}

@@ -307,12 +307,13 @@ class Store:
 
         Returns: ``{"forgotten": [memory ids], "observations": [observation ids], "hard": True, "kept": [memory
         ids formed from an erased message that another message supports, kept], "recalls": n, "items": n,
-        "threads": threads rewritten, "threads_unknown_owner": threads of no known owner, left as they are}``.
+        "threads": threads rewritten, "threads_unknown_owner": threads of no known owner, left as they are,
+        "possible_quotes": {id: text} of messages kept that share a number or a code with an erased message}``.
         """
         from memory_graph.store import erase as erase_mod
 
         with self.session():
-            planned = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids, quotes=quotes)
+            planned = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids, by_quotation=quotes)
             refs = {r["ref"] for r in self.ledger.observations(namespace, planned.observations).values() if r["ref"]}
             with self.write() as tx:
                 erased = erase_mod.apply(tx, namespace, planned)
@@ -321,8 +322,10 @@ class Store:
                 tx.add_erase_job(namespace, planned.needles, sorted(refs), planned.same)
             self.reconcile()  # drops the queued index records and purges their vectors from Chroma's files
             threads = self.finish_erasures()
+        possible = self.ledger.observations(namespace, planned.possible)
         return {"forgotten": planned.memories, "observations": planned.observations, "hard": True,
-                "kept": planned.kept, "recalls": erased["recalls"], "items": erased["items"], **threads}
+                "kept": planned.kept, "recalls": erased["recalls"], "items": erased["items"], **threads,
+                "possible_quotes": {o: str(possible[o]["text"]) for o in planned.possible if o in possible}}
 
     def preview_erase(self, namespace: str, memory_ids: Sequence[str] = (), observation_ids: Sequence[str] = (),
                       quotes: bool = True) -> dict[str, Any]:
@@ -332,18 +335,20 @@ class Store:
 
         Returns: ``{"forgotten": [memory ids], "observations": [observation ids], "hard": True, "dry_run": True,
         "kept": [memory ids], "memory_texts": {id: text}, "observation_texts": {id: text}, "items": [{"namespace":
-        path, "key": key}]}`` (the ``BaseStore`` items it would delete). Chat-thread copies of those messages are not
+        path, "key": key}], "possible_quotes": {id: text}}`` (the ``BaseStore`` items it would delete; the messages it
+        would keep that share a number or a code with an erased one). Chat-thread copies of those messages are not
         listed (they go with them)."""
         from memory_graph.store import erase as erase_mod
 
         with self.session():
-            planned = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids, quotes=quotes)
+            planned = erase_mod.plan(self.ledger, namespace, memory_ids, observation_ids, by_quotation=quotes)
             mems = self.ledger.memories(namespace, planned.memories)
-            obs = self.ledger.observations(namespace, planned.observations)
+            obs = self.ledger.observations(namespace, planned.observations + planned.possible)
         return {"forgotten": planned.memories, "observations": planned.observations, "hard": True, "dry_run": True,
                 "kept": planned.kept, "memory_texts": {m: str(mems[m]["text"]) for m in planned.memories if m in mems},
                 "observation_texts": {o: str(obs[o]["text"]) for o in planned.observations if o in obs},
-                "items": [{"namespace": path, "key": key} for path, key, _ in planned.items]}
+                "items": [{"namespace": path, "key": key} for path, key, _ in planned.items],
+                "possible_quotes": {o: str(obs[o]["text"]) for o in planned.possible if o in obs}}
 
     def finish_erasures(self) -> dict[str, int]:
         """Finish every hard delete whose ledger part committed (``erase_jobs``, any namespace: a process may have

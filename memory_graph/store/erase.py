@@ -64,6 +64,7 @@ from memory_graph.store.quoting import (
     quotes_value,
     same_text,
     secret_slot_values,
+    shared_tokens,
     slot_value,
     text_digest,
 )
@@ -96,6 +97,9 @@ class Plan:
     kept           memories formed from an erased message that another, surviving message also supports: kept,
                    without the erased source
     items          ``BaseStore`` items erased, ``(path, key, created_at)`` (:func:`_items_to_erase`)
+    possible       messages kept that share a number or a code with an erased message (``quoting.shared_tokens``)
+                   without being taken as quotes: shown to the user, who may erase them by id (at most
+                   ``POSSIBLE_MAX``)
     """
 
     memories: list[str]
@@ -104,6 +108,10 @@ class Plan:
     same: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     items: list[tuple[str, str, str]] = field(default_factory=list)
+    possible: list[str] = field(default_factory=list)
+
+
+POSSIBLE_MAX = 50
 
 
 def plan(
@@ -111,15 +119,15 @@ def plan(
     ns: str,
     memory_ids: Sequence[str] = (),
     observation_ids: Sequence[str] = (),
-    quotes: bool = True,
+    by_quotation: bool = True,
 ) -> Plan:
     """What erasing ``memory_ids`` and ``observation_ids`` of ``ns`` removes, all within ``ns``:
 
     1. by identity: the memories, the messages they were formed from (their provenance) and ``observation_ids``,
        and the memories formed from those messages;
-    2. by quotation (``quotes``: a ``forget``): the other messages (and memories) of ``ns`` that quote the content
+    2. by quotation (``by_quotation``: a ``forget``): the other messages (and memories) of ``ns`` that quote the content
        erased in 1 (:func:`needles_of`: a long whole text, an identifier, a secret's value, a name a slot holds,
-       ``m:ID``), and the memories formed from those messages. Without ``quotes`` (a ``BaseStore`` delete, which
+       ``m:ID``), and the memories formed from those messages. Without it (a ``BaseStore`` delete, which
        removes one item and what it formed, as LangGraph's stores do: an app's other items are its own records,
        eighth breaker run), only ``m:ID`` (a message citing an erased memory carries its text);
     3. no cascade: needles come only from what 1 erases, never from a text erased because it quoted it (erasing
@@ -152,7 +160,7 @@ def plan(
         v for m in targets if m in mems and names_someone(mems[m]) and (v := slot_value(mems[m])) is not None
     ]
     erased_ids = sorted((targets | only_erased) & set(mems))
-    needles = needles_of(texts, slots, erased_ids, secrets, names, phrases) if quotes else [f"m:{m}" for m in erased_ids]
+    needles = needles_of(texts, slots, erased_ids, secrets, names, phrases) if by_quotation else [f"m:{m}" for m in erased_ids]
     quoting = _quoting(led, ns, "observations", "text", needles) - obs_ids
     all_obs = obs_ids | quoting
     said = {
@@ -165,7 +173,9 @@ def plan(
     erased = (targets & set(mems)) | (candidates - kept)
     same = {t for t in said | {same_text(mems[m]["text"]) for m in targets if m in mems} if identifies(t)}
     items = _items_to_erase(led, ns, all_obs, needles)
-    return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept), items)
+    shared = shared_tokens([r["text"] for r in obs_rows.values()]) if by_quotation else []
+    possible = sorted(_quoting(led, ns, "observations", "text", shared) - all_obs)[:POSSIBLE_MAX]
+    return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept), items, possible)
 
 
 class Said:

@@ -175,6 +175,18 @@ def identifiers(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+SHARED_TOKEN = re.compile(r"(?<![\w.])(?:\d{4,}|(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]{4,})(?![\w])")
+"""A number of four or more digits or a word of four or more letters and digits mixed ("4471", "QX4471")."""
+
+
+def shared_tokens(texts: Sequence[str]) -> list[str]:
+    """The numbers and codes of ``texts`` (:data:`SHARED_TOKEN`) as word needles: what a message that shares them
+    with erased content shares, whether or not it quotes it. A hard delete lists such messages it keeps
+    (``Plan.possible``), so that a quote no rule reads ("the code to get into the building is 4471") is shown to
+    the user rather than silently kept (tenth breaker run)."""
+    return sorted({m.group(0) for t in texts for m in SHARED_TOKEN.finditer(t)})
+
+
 def _compact_date(run: str) -> bool:
     """Whether eight digits are a date written without separators (``20240501``)."""
     import datetime as dt
