@@ -677,6 +677,8 @@ def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it
         ("My locker code is 4112.", "I typed 4112 words today."),  # N1
         ("I live in a 3 bedroom house.", "We viewed a 3 bedroom house for my parents."),  # N2
         ("My home is 20 minutes from work.", "The gym is 20 minutes from work."),  # N2
+        ("I have an Intel Core i7-13700K.", "My i7-13700K runs hot when gaming."),  # N6: a model number
+        ("I just bought Sony WH-1000XM4 headphones.", "The WH-1000XM4 battery lasts forever."),  # N6
     ],
 )
 def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Memory, erased: str, kept: str) -> None:
@@ -686,7 +688,8 @@ def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Mem
     (F2); a round amount or a compact date was an account number (F7); a preference's value was chased as a name
     (F9). A plain secret value (a short number, one word) is now a quote only in a text that speaks of a secret.
     Tenth (N1, N2, critical): the cue anywhere in the text took amounts, years and counts beside "card", "account",
-    "alarm"; a place with a number ("a 3 bedroom house") was a street address. The cue must be near the value."""
+    "alarm"; a place with a number ("a 3 bedroom house") was a street address. The cue must be near the value.
+    A short code a sentence merely holds is no needle (N6: model numbers have a personal code's shape)."""
     refs = _observe(mem, [erased, kept])
     mem.forget(_memory_of(mem, refs[erased]), hard=True)
     assert _texts(mem) == {kept}

@@ -179,6 +179,21 @@ SHARED_TOKEN = re.compile(r"(?<![\w.])(?:\d{4,}|(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])
 """A number of four or more digits or a word of four or more letters and digits mixed ("4471", "QX4471")."""
 
 
+def is_model_like(code: str) -> bool:
+    """Whether an identifier read from free text is a short code of letters and digits ("i7-13700K", "WH-1000XM4",
+    "SN850X", "LH714"): a personal code and a product's model number have the same shape, so such a code is no
+    needle when a sentence merely holds it (forgetting "I have an Intel Core i7-13700K" took "My i7-13700K runs
+    hot"; tenth breaker run, N6). It is one when a secret or identifying slot gives it, or its text gives a secret
+    ("My locker code is QX4471.": then it is found with its separators optional, "QX-4471"); a kept message
+    sharing it is listed (:func:`shared_tokens`). Not an e-mail, a
+    number (digits only), a code of ``DIGITS_MIN`` digits or a key of ``TOKEN_MIN_CHARS`` characters."""
+    core = _NOT_ALNUM.sub("", code)
+    digits = sum(c.isdigit() for c in core)
+    return (
+        "@" not in code and digits < len(core) and digits < DIGITS_MIN and len(core) < TOKEN_MIN_CHARS
+    )
+
+
 def shared_tokens(texts: Sequence[str]) -> list[str]:
     """The numbers and codes of ``texts`` (:data:`SHARED_TOKEN`) as word needles: what a message that shares them
     with erased content shares, whether or not it quotes it. A hard delete lists such messages it keeps
@@ -482,7 +497,8 @@ def needles_of(
     quotable = [
         t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS
     ]
-    found = [n for t in texts for n in identifiers(t)] + [w for v in slot_values for w in rare_words(v)]
+    found = [n for t in texts for n in identifiers(t) if not is_model_like(n) or secret_values(t)]
+    found += [w for v in slot_values for w in rare_words(v)]
     found += [n for v in secrets if (n := value_needle(v))]
     found += [n for v in phrases if (n := value_needle(v, phrase=True))]
     found += [n for t in texts for v in secret_values(t) if (n := value_needle(v, phrase=True))]
