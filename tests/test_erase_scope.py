@@ -474,8 +474,6 @@ def test_deleting_an_item_keeps_another_item_of_the_same_quarter(tmp_path: Path)
 @pytest.mark.parametrize(
     ("erased", "quoting"),
     [
-        ("My PIN is 4471.", "Tell the babysitter 4471 opens the front door."),
-        ("The door code is 558213.", "Courier: ring and type 558213 at the gate."),
         ("My password is Tr0ub4dor&3.", "I wrote Tr0ub4dor&3 on a sticky note."),
         ("My password is hunter2.", "Typed hunter2 into the router page."),
         ("My licence plate is B-MW 1234.", "The car B-MW 1234 is parked outside."),
@@ -588,15 +586,27 @@ def test_a_name_of_common_words_is_erased_where_it_is_quoted(mem: Memory) -> Non
         ("pin 4471 for the visa card", "Remember 4471 at the ATM."),  # C1 (seventh breaker run)
         ("4471 is the PIN of my bank card.", "Remember 4471 at the ATM."),  # C1
         ("Code 4471 opens the gate.", "gate 4471 again"),  # C1
+        ("My PIN is 4471.", "Tell the babysitter 4471 opens the front door."),
+        ("The door code is 558213.", "Courier: ring and type 558213 at the gate."),
+        ("My pincode is 4471.", "Typed 4471 at the ATM."),  # eighth run, F3
+        ("I set the alarm code to 4471.", "Alarm: 4471 then enter."),  # ninth run, F6
+        ("The combination to the safe is 3391.", "Safe opened with 3391."),  # F6
+        ("My PIN is 4471.", "Entering 4471 at ATMs."),  # tenth run, N5
+        ("My card's CVV is 839.", "CVV 839"),  # eleventh run, R3
+        ("My wifi password is pineapple.", "Typed pineapple into the wifi box."),  # R2
     ],
 )
-def test_a_secret_given_in_another_sentence_shape_is_erased_where_quoted(mem: Memory, erased: str, quoting: str) -> None:
-    """N6, C1 (sixth and seventh breaker runs, critical): a secret was read only from "keyword is value", so
-    "the PIN of my card is 4471", "use 7781 as the garage code", "pin 4471 for the visa card", "4471 is the PIN
-    of my bank card" and "Code 4471 opens the gate" gave no secret and the messages quoting the numbers stayed."""
+def test_a_plain_secret_value_quoted_elsewhere_is_listed_not_erased(mem: Memory, erased: str, quoting: str) -> None:
+    """A plain secret value (a number under 7 digits, a known word) quoted in another message: that message is kept
+    and listed (``possible_quotes``), for the user to erase by id. Runs six to ten erased such messages by reading
+    the secret's phrasing and a secret word near the value; every run found both quotes the rules missed (kept
+    silently) and mentions they took ("Withdrew 1500 cash" for a door code 1500, "I moved to Berlin in 2024" for a
+    PIN 2024). Eleventh run: which message quotes a plain value is the user's call, made on the list."""
     refs = _observe(mem, ["I live in Porto.", erased, quoting])
-    mem.forget(_memory_of(mem, refs[erased]), hard=True)
-    assert _texts(mem) == {"I live in Porto."}
+    preview = mem.forget(_memory_of(mem, refs[erased]), hard=True, dry_run=True)
+    result = mem.forget(_memory_of(mem, refs[erased]), hard=True)
+    assert _texts(mem) == {"I live in Porto.", quoting}
+    assert list(result["possible_quotes"].values()) == [quoting] == list(preview["possible_quotes"].values())
 
 
 # ---- seventh breaker run -----------------------------------------------------------------------------------------
@@ -662,7 +672,7 @@ def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it
         ("I use VSCode as the code editor.", "VSCode crashed again yesterday."),  # F2
         ("8192 is the max token count for that model.", "My flat is number 8192 on the map."),  # F2
         ("The QR code 2000 scans milestone was hit.", "I ran 2000 metres."),  # F2
-        ("My PIN is 1234.", "The 1234 bus was late."),  # a plain number needs a text that speaks of a secret
+        ("My PIN is 1234.", "The 1234 bus was late."),  # a plain number is listed, never erased
         ("The garage code is 0930.", "Standup at 0930 every day."),
         ("I want to save 1000000 by 2030.", "The lottery jackpot was 1000000."),  # F7
         ("The backup from 20240501 failed.", "Release 20240501 shipped on time."),  # F7
@@ -679,6 +689,9 @@ def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it
         ("My home is 20 minutes from work.", "The gym is 20 minutes from work."),  # N2
         ("I have an Intel Core i7-13700K.", "My i7-13700K runs hot when gaming."),  # N6: a model number
         ("I just bought Sony WH-1000XM4 headphones.", "The WH-1000XM4 battery lasts forever."),  # N6
+        ("My door code is 1500.", "Withdrew 1500 cash at the airport."),  # eleventh run, R4
+        ("My password is football.", "I collect football cards."),  # R4
+        ("My PIN is 1930.", "Doors open at 1930 for the gig."),  # R4
     ],
 )
 def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Memory, erased: str, kept: str) -> None:
@@ -686,9 +699,9 @@ def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Mem
     an adjective or an error code. Ninth (critical): a password slot's description ("in the drawer") was a phrase
     needle (F1); secret words in other senses ("Highway Code 2024", "token budget", "code editor") gave secrets
     (F2); a round amount or a compact date was an account number (F7); a preference's value was chased as a name
-    (F9). A plain secret value (a short number, one word) is now a quote only in a text that speaks of a secret.
-    Tenth (N1, N2, critical): the cue anywhere in the text took amounts, years and counts beside "card", "account",
-    "alarm"; a place with a number ("a 3 bedroom house") was a street address. The cue must be near the value.
+    (F9). Tenth (N1, N2, critical): a secret word anywhere in the text made a plain value a quote, so amounts, years
+    and counts beside "card", "account", "alarm" went; a place with a number ("a 3 bedroom house") was a street
+    address. A plain secret value (a short number, a known word) is now no needle at all (eleventh run).
     A short code a sentence merely holds is no needle (N6: model numbers have a personal code's shape)."""
     refs = _observe(mem, [erased, kept])
     mem.forget(_memory_of(mem, refs[erased]), hard=True)
@@ -701,9 +714,9 @@ def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Mem
         ('My password is "correct horse battery staple".', "Log in with correct horse battery staple."),  # F2
         ("My passphrase is tiger lamp orbit.", "the phrase tiger lamp orbit unlocks it"),  # F2
         ("My wifi pw is Qz7mirror.", "Tell Tom the wifi is Qz7mirror."),  # F3
-        ("My pincode is 4471.", "Typed 4471 at the ATM."),  # F3
         ("My api key is sk-proj-abcdefgh12.", "export OPENAI_API_KEY=sk-proj-abcdefgh12"),  # F3
-        ("The code is 4471.", "Typed 4471 at the door."),  # a bare "code" given a number is still a secret
+        ("My address is 221B Baker Street, London NW1 6XE.", "My postcode is NW1 6XE."),  # eleventh run, R1
+        ("My zip code is 90210-1234.", "Ship to zip 90210-1234."),  # R1
         ("My address is 12 Rue de la Paix, Paris.", "Ship it to 12 Rue de la Paix please."),  # F4
         ("My address is Flat 2, 17 Old Kent Road, London.", "The parcel went to 17 Old Kent Road."),  # F4
         ("My address is 42 Wallaby Way Sydney.", "Ship it to 42 Wallaby Way."),  # F4
@@ -711,15 +724,8 @@ def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Mem
         ("My login is dana.k and my password is Tr0ub4dor&3.", "used Tr0ub4dor&3 for the bank"),  # F5
         ("My PIN is 4471 and my password is Zq9trellis.", "Zq9trellis works on the laptop too"),  # F5
         ("Netflix password: Blue Fish Sunday", "the netflix pw is blue fish sunday"),  # F6
-        ("I set the alarm code to 4471.", "Alarm: 4471 then enter."),  # F6
-        ("The combination to the safe is 3391.", "Safe opened with 3391."),  # F6
         ("My Stripe key is sk_test_4eC39HqLyjWDarjtT1zdp7dc.", "Put sk_test_4eC39HqLyjWDarjtT1zdp7dc in the .env file."),  # N4
-        ("My PIN is 4471.", "I use 4471 for both cards."),  # N5
-        ("My PIN is 4471.", "Entering 4471 at ATMs."),  # N5
-        ("My PIN is 4471.", "Typing 4471 on my phone every time is annoying."),  # N5
-        ("My PIN is 4471.", "The padlock is 4471."),  # N5
-        ("My PIN is 4471.", "Reminder: 4471 for the Visa."),  # N5
-        ("My password is Zorblax.", "I reuse Zorblax for all my accounts."),  # a made-up word needs no cue
+        ("My password is Zorblax.", "I reuse Zorblax for all my accounts."),  # a made-up word is no plain value
     ],
 )
 def test_forgetting_erases_a_message_that_quotes_the_secret(mem: Memory, erased: str, quoting: str) -> None:
@@ -728,8 +734,7 @@ def test_forgetting_erases_a_message_that_quotes_the_secret(mem: Memory, erased:
     comma gave no needle, "I live at Apt 3, ..." stored "Apt 3" (F4); the second secret of a sentence was never
     read (F5); "password: Blue Fish Sunday", "set the alarm code to", "the combination to the safe is" were not
     read (F6). Tenth (N4, N5): a key under a service's name ("Stripe key") was no secret slot and a long key holding
-    a word ("sk_test_...") no identifier; plural and -ing cue words ("ATMs", "Typing"), "padlock", "Visa" were no
-    cues."""
+    a word ("sk_test_...") no identifier."""
     refs = _observe(mem, ["I live in Porto.", erased, quoting])
     mem.forget(_memory_of(mem, refs[erased]), hard=True)
     assert _texts(mem) == {"I live in Porto."}
@@ -737,9 +742,9 @@ def test_forgetting_erases_a_message_that_quotes_the_secret(mem: Memory, erased:
 
 def test_invisible_characters_do_not_hide_a_quote() -> None:
     """F7 (eighth breaker run): a zero-width space or a soft hyphen inside a quoted secret hid it from the match."""
-    needle = quoting.value_needle("4471")
+    needle = quoting.value_needle("Zq9trellis")
     assert needle is not None
-    assert quoting.quotes("pin 44\u200b71", [needle]) and quoting.quotes("pin 4\u00ad471", [needle])
+    assert quoting.quotes("pw Zq9\u200btrellis", [needle]) and quoting.quotes("pw Zq9tre\u00adllis", [needle])
 
 
 # ---- ninth breaker run ---------------------------------------------------------------------------------------------

@@ -49,7 +49,6 @@ from memory_graph.store import tombstones
 from memory_graph.store.items import path_ref, value_strings
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.quoting import (
-    CUED_MARK,
     HASHED_MARK,
     NAME,
     VALUE_MARK,
@@ -64,6 +63,7 @@ from memory_graph.store.quoting import (
     quotes_value,
     same_text,
     secret_slot_values,
+    secret_values,
     shared_tokens,
     slot_value,
     text_digest,
@@ -173,7 +173,8 @@ def plan(
     erased = (targets & set(mems)) | (candidates - kept)
     same = {t for t in said | {same_text(mems[m]["text"]) for m in targets if m in mems} if identifies(t)}
     items = _items_to_erase(led, ns, all_obs, needles)
-    shared = shared_tokens([r["text"] for r in obs_rows.values()]) if by_quotation else []
+    values = [*secrets, *phrases, *names, *(v for t in texts for v in secret_values(t))]
+    shared = shared_tokens([r["text"] for r in obs_rows.values()], values) if by_quotation else []
     possible = sorted(_quoting(led, ns, "observations", "text", shared) - all_obs)[:POSSIBLE_MAX]
     return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept), items, possible)
 
@@ -204,7 +205,7 @@ def job_payload(needles: Sequence[str], same: Sequence[str], salt: str) -> dict[
     what the scrub must find, with its separators optional, which no digest allows (fifth breaker run, F5)."""
     kept = []
     for needle in needles:
-        if is_word_needle(needle) or needle.startswith(("m:", VALUE_MARK, CUED_MARK)):  # a value ("Sarah Miller") is no whole text
+        if is_word_needle(needle) or needle.startswith(("m:", VALUE_MARK)):  # a value ("Sarah Miller") is no whole text
             kept.append(needle)
         else:
             low = fold(needle)

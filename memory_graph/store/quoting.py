@@ -175,15 +175,16 @@ def identifiers(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-SHARED_TOKEN = re.compile(r"(?<![\w.])(?:\d{4,}|(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]{4,})(?![\w])")
-"""A number of four or more digits or a word of four or more letters and digits mixed ("4471", "QX4471")."""
+SHARED_TOKEN = re.compile(r"(?<![\w.])(?:\d{3,}|(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]{3,})(?![\w])")
+"""A number of three or more digits or a word of three or more letters and digits mixed ("839", "4471", "6XE")."""
 
 
 def is_model_like(code: str) -> bool:
     """Whether an identifier read from free text is a short code of letters and digits ("i7-13700K", "WH-1000XM4",
     "SN850X", "LH714"): a personal code and a product's model number have the same shape, so such a code is no
     needle when a sentence merely holds it (forgetting "I have an Intel Core i7-13700K" took "My i7-13700K runs
-    hot"; tenth breaker run, N6). It is one when a secret or identifying slot gives it, or its text gives a secret
+    hot"; tenth breaker run, N6). A code written in groups (a postcode "NW1 6XE") is not a model number. A short
+    code is a needle when a secret or identifying slot gives it, or its text gives a secret
     ("My locker code is QX4471.": then it is found with its separators optional, "QX-4471"); a kept message
     sharing it is listed (:func:`shared_tokens`). Not an e-mail, a
     number (digits only), a code of ``DIGITS_MIN`` digits or a key of ``TOKEN_MIN_CHARS`` characters."""
@@ -194,12 +195,14 @@ def is_model_like(code: str) -> bool:
     )
 
 
-def shared_tokens(texts: Sequence[str]) -> list[str]:
-    """The numbers and codes of ``texts`` (:data:`SHARED_TOKEN`) as word needles: what a message that shares them
-    with erased content shares, whether or not it quotes it. A hard delete lists such messages it keeps
+def shared_tokens(texts: Sequence[str], values: Sequence[str] = ()) -> list[str]:
+    """What a message that shares it with erased content shares, whether or not it quotes it: the numbers and
+    codes of ``texts`` (:data:`SHARED_TOKEN`) as word needles, and ``values`` (the secret and slot values of the
+    erased content, whatever their shape: "sunshine", "839") as written. A hard delete lists such messages it keeps
     (``Plan.possible``), so that a quote no rule reads ("the code to get into the building is 4471") is shown to
-    the user rather than silently kept (tenth breaker run)."""
-    return sorted({m.group(0) for t in texts for m in SHARED_TOKEN.finditer(t)})
+    the user rather than silently kept (tenth and eleventh breaker runs)."""
+    found = {m.group(0) for t in texts for m in SHARED_TOKEN.finditer(t)}
+    return sorted(found | {VALUE_MARK + v.strip() for v in values if v.strip()})
 
 
 def _compact_date(run: str) -> bool:
@@ -361,25 +364,25 @@ separator, not a joiner ("PINs 4471, 5582" names 4471)."""
 @functools.lru_cache(maxsize=256)
 def _compiled(
     needles: tuple[str, ...],
-) -> tuple[list[str], list[tuple[str, re.Pattern[str], bool]], list[tuple[str, int, str]]]:
-    """``(substrings, [(letters and digits, pattern, needs a secret cue)], [(salt, length, digest)])`` of
-    ``needles`` (:func:`quotes`), folded."""
+) -> tuple[list[str], list[tuple[str, re.Pattern[str]]], list[tuple[str, int, str]]]:
+    """``(substrings, [(letters and digits, pattern)], [(salt, length, digest)])`` of ``needles`` (:func:`quotes`),
+    folded."""
     literals: list[str] = []
-    words: list[tuple[str, re.Pattern[str], bool]] = []
+    words: list[tuple[str, re.Pattern[str]]] = []
     hashed: list[tuple[str, int, str]] = []
     for needle in needles:
         if needle.startswith(HASHED_MARK):
             salt, length, digest = needle[len(HASHED_MARK) :].rsplit(":", 2)
             hashed.append((salt, int(length), digest))
             continue
-        if needle.startswith((VALUE_MARK, CUED_MARK)):
+        if needle.startswith(VALUE_MARK):
             value = needle[len(VALUE_MARK) :]
             if key := _NOT_ALNUM.sub("", fold(value)):
-                words.append((key, re.compile(_value_pattern(value)), needle.startswith(CUED_MARK)))
+                words.append((key, re.compile(_value_pattern(value))))
             continue
         key = _NOT_ALNUM.sub("", fold(needle)) if needle and is_word_needle(needle) else ""
         if key:
-            words.append((key, re.compile(_word_pattern(needle)), False))
+            words.append((key, re.compile(_word_pattern(needle))))
         elif needle:
             literals.append(fold(needle))
     return literals, words, hashed
@@ -403,10 +406,7 @@ def quotes(text: str | None, needles: Sequence[str]) -> bool:
     if not words:
         return False
     squashed = _NOT_ALNUM.sub("", low)
-    return any(
-        key in squashed and (_cued(low, pattern) if cued else pattern.search(low) is not None)
-        for key, pattern, cued in words
-    )
+    return any(key in squashed and pattern.search(low) is not None for key, pattern in words)
 
 
 def fold(text: str) -> str:
@@ -497,7 +497,7 @@ def needles_of(
     quotable = [
         t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS
     ]
-    found = [n for t in texts for n in identifiers(t) if not is_model_like(n) or secret_values(t)]
+    found = [n for t in texts for n in identifiers(t) if not (is_model_like(n) and n in t) or secret_values(t)]
     found += [w for v in slot_values for w in rare_words(v)]
     found += [n for v in secrets if (n := value_needle(v))]
     found += [n for v in phrases if (n := value_needle(v, phrase=True))]
@@ -510,7 +510,7 @@ def needles_of(
 IDENTIFYING = re.compile(
     r"(?:^|\s)(?:name|surname|first name|last name|family name|maiden name|nickname|username|user name|login|e-?mail|"
     r"phone|mobile|phone number|address|home address|pin|pincode|pin code|password|passcode|passphrase|passwort|"
-    r"passwd|pwd|pw|code|combination|key|token|cvv|cvc|puk|"
+    r"passwd|pwd|pw|code|combination|key|token|cvv|cvc|puk|postcode|post code|postal code|zip|zip code|"
     r"plate|licen[cs]e plate|(?:phone|mobile|account|card|passport|id|tax|membership|customer|policy|insurance|"
     r"social security) number|iban|account|ssn|passport|id|tax id|card)$",
     re.IGNORECASE,
@@ -663,67 +663,35 @@ def value_needle(value: str, name: bool = False, phrase: bool = False) -> str | 
     value = value.strip().strip(_PUNCT)
     spaced_digits = value.replace(" ", "").isdigit()  # a PIN written "7 4 4 1"
     most = SECRET_MAX_WORDS if phrase or any(c.isdigit() for c in value) else SLOT_MAX_WORDS  # an address
-    if not value or len(value.split()) > most and not spaced_digits or len(_NOT_ALNUM.sub("", value)) < 4:
+    alnum = _NOT_ALNUM.sub("", value)
+    if not value or len(value.split()) > most and not spaced_digits or len(alnum) < 3 or len(alnum) < 4 and (
+            name or not alnum.isdigit()):  # a CVV "839" is a (cued) secret
         return None
     words = value.split()
     common = all(w.isalpha() and zipf_frequency(w, "en") >= 3.0 for w in words)
+    if not name and (is_plain(value) or common and len(words) == 1):  # "4471", "839", "sunshine": listed only
+        return None
     if common and not (name and len(words) > 1 or phrase and is_phrase(words)):
         return None  # a name of two common words ("Sarah Miller") is still a name (sixth breaker run, N5)
     if _DATE.fullmatch(value):  # "my last login was 2024-05-01": a date, not a secret (seventh breaker run)
         return None
-    if not name and _needs_cue(value):
-        return CUED_MARK + " ".join(words)
     return VALUE_MARK + " ".join(words)  # matched as written (:func:`_value_pattern`), not as a code
 
 
-def _needs_cue(value: str) -> bool:
-    """Whether a secret's value is too plain to be a quote on its own: a number of fewer than ``DIGITS_MIN``
-    digits ("4471", "2024") or one known word of letters ("Marmalade"; not a made-up one, "Zorblax"). It is found
-    only beside a word that speaks of a secret (:func:`_cued`): "Typed 4471 at the ATM" quotes the PIN 4471, "I
-    moved to Berlin in 2024" does not quote a PIN 2024, nor "the 1234 bus" a PIN 1234 (seventh to tenth breaker
-    runs)."""
+def is_plain(value: str) -> bool:
+    """Whether a secret's value is too plain to tell a quote of it from a mere mention: a number of fewer than
+    ``DIGITS_MIN`` digits ("4471", "839", "2024") or one known word ("sunshine", "Marmalade"; not a made-up one,
+    "Zorblax"). Such a value is no needle: a message that holds it is kept and listed (``Plan.possible``), for the
+    user to erase by id. Eleven breaker runs showed why: read as a quote near a secret word, "Typed 4471 at the
+    ATM" went with the PIN 4471, and so did "Withdrew 1500 cash", "I collect football cards", "Our safe house was
+    built 1987"; read anywhere, "I moved to Berlin in 2024" went with a PIN 2024. Which message quotes a plain
+    value is the user's call, made on the list."""
     from wordfreq import zipf_frequency
 
     squashed = re.sub(r"[\s\-]", "", value)
     if squashed.isdigit():
         return len(squashed) < DIGITS_MIN
     return value.isalpha() and zipf_frequency(value, "en") >= DISTINCTIVE_ZIPF
-
-
-SECRET_CUE = re.compile(
-    r"\b(?:pins?|pincodes?|codes?|passcodes?|passwords?|passphrases?|pw|pwd|passwd|combinations?|combos?|keypads?|"
-    r"log(?:ged|ging)?\s*in|logins?|sign(?:ed|ing)?\s*in|unlock(?:s|ed|ing)?|typ(?:e|ed|ing)|enter(?:s|ed|ing)?|"
-    r"atms?|doors?|gates?|padlocks?|lockbox(?:es)?|lockers?|safes?|garages?|buzzers?|intercoms?|wi-?fi|visa|debit|"
-    r"mastercard|cards|cash|voicemail|vault|usernames?|secret)\b",
-    re.IGNORECASE,
-)
-"""Words that make a text speak of a secret, so that a plain secret value near one is a quote
-(:func:`_needs_cue`): not "card" ("cards" is), "account", "bank", "key", "alarm" or "opened", which amounts, years and times
-sit beside ("paid by card", "my first bank account in 1987", "set my alarm for 0630"; tenth breaker run, N1)."""
-CUE_WINDOW = 6
-"""A cue counts within this many words of the value, either side."""
-_NOT_QUOTED_PLAIN = re.compile(r"(?:[$€£¥]\s*|\b(?:in|since|from|until|by|of|year)\s+)$")
-"""Before a plain value: a currency sign, or a word that makes a number a year or an amount ("in 1987")."""
-
-
-def _cued(low: str, pattern: re.Pattern[str]) -> bool:
-    """Whether a plain secret value (``pattern``) is in ``low`` (folded) as a secret: a cue within ``CUE_WINDOW``
-    words of it, no currency sign or "in"/"since" before it, and no noun after it ("4112 words", "2580
-    followers": a count)."""
-    from wordfreq import zipf_frequency
-
-    for m in pattern.finditer(low):
-        before, after = low[: m.start()], low[m.end() :]
-        if _NOT_QUOTED_PLAIN.search(before):
-            continue
-        following = re.match(r"\s+([^\W\d_]+)", after)  # the next word, no punctuation between
-        if following and (word := following.group(1)) not in _AFTER_VALUE and not SECRET_CUE.fullmatch(word) and (
-                zipf_frequency(word, "en") >= 3.0):
-            continue
-        near = " ".join(before.split()[-CUE_WINDOW:] + after.split()[:CUE_WINDOW])
-        if SECRET_CUE.search(near):
-            return True
-    return False
 
 
 SHARED = re.compile(
@@ -831,8 +799,6 @@ HASHED_MARK = "\x00h:"
 (:func:`memory_graph.store.erase.job_payload`)."""
 VALUE_MARK = "\x00v:"
 """Marks a slot's or a secret's value among the needles (:func:`value_needle`, :func:`_value_pattern`)."""
-CUED_MARK = "\x00c:"
-"""Marks a plain secret value, a quote only in a text that speaks of a secret (:func:`_needs_cue`)."""
 
 
 def _value_pattern(value: str) -> str:
