@@ -739,8 +739,10 @@ def _print_possible(result: dict[str, Any]) -> None:
     """The messages a hard delete keeps that share a number or a code with what it erases (not read as quotes)."""
     possible = result.get("possible_quotes") or {}
     if possible:
-        console.print(_safe(f"kept {len(possible)} messages that share a number or a code with it (not read as "
-                            "quotes; erase one with: memory-graph forget ID --hard):"))
+        total = max(len(possible), int(result.get("possible_total") or 0))
+        console.print(_safe(f"kept {total} messages that share a number, a code or a secret's value with it (not "
+                            "read as quotes; erase one with: memory-graph forget ID --hard)"
+                            + (f"; the {len(possible)} most likely:" if total > len(possible) else ":")))
         for obs_id, text in possible.items():
             console.print(_safe(f"  observation {obs_id}: {textwrap.shorten(sanitize(text), 200, placeholder=' ...')}"))
 

@@ -594,6 +594,7 @@ def test_a_name_of_common_words_is_erased_where_it_is_quoted(mem: Memory) -> Non
         ("My PIN is 4471.", "Entering 4471 at ATMs."),  # tenth run, N5
         ("My card's CVV is 839.", "CVV 839"),  # eleventh run, R3
         ("My wifi password is pineapple.", "Typed pineapple into the wifi box."),  # R2
+        ("The Netflix password is monkey.", "Netflix: monkey"),  # twelfth run, N1: a note
     ],
 )
 def test_a_plain_secret_value_quoted_elsewhere_is_listed_not_erased(mem: Memory, erased: str, quoting: str) -> None:
@@ -692,6 +693,8 @@ def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it
         ("My door code is 1500.", "Withdrew 1500 cash at the airport."),  # eleventh run, R4
         ("My password is football.", "I collect football cards."),  # R4
         ("My PIN is 1930.", "Doors open at 1930 for the gig."),  # R4
+        ("My TV is a Samsung QN 90B.", "The QN 90B was on sale today."),  # twelfth run, N4
+        ("I got my CEFR B2 certificate.", "The job ad asks for CEFR B2."),  # N4
     ],
 )
 def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Memory, erased: str, kept: str) -> None:
@@ -717,6 +720,9 @@ def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Mem
         ("My api key is sk-proj-abcdefgh12.", "export OPENAI_API_KEY=sk-proj-abcdefgh12"),  # F3
         ("My address is 221B Baker Street, London NW1 6XE.", "My postcode is NW1 6XE."),  # eleventh run, R1
         ("My zip code is 90210-1234.", "Ship to zip 90210-1234."),  # R1
+        ("My address is 24 Sussex Drive, Ottawa K1A 0B1.", "Postal code K1A 0B1 for the tax form."),  # twelfth run
+        ("Our house is 17 Mill Lane, Bath.", "Send the keys to 17 Mill Lane."),  # N2: a street in any slot
+        ("I'm staying at 9 Rose Street this month.", "Taxi to 9 Rose Street please."),  # N2
         ("My address is 12 Rue de la Paix, Paris.", "Ship it to 12 Rue de la Paix please."),  # F4
         ("My address is Flat 2, 17 Old Kent Road, London.", "The parcel went to 17 Old Kent Road."),  # F4
         ("My address is 42 Wallaby Way Sydney.", "Ship it to 42 Wallaby Way."),  # F4
@@ -777,3 +783,16 @@ def test_a_dry_run_lists_the_store_items_the_hard_delete_takes(tmp_path: Path) -
             assert mem.forget(target, hard=True)["items"] == 2
     finally:
         store.close()
+
+
+def test_the_list_of_kept_messages_puts_those_holding_the_secret_first(mem: Memory) -> None:
+    """Twelfth breaker run (N3): ``possible_quotes`` was cut to 50 in id order, so among 300 messages naming the
+    year the one quoting the PIN was left out, with no sign of the cut. Those holding a secret's value come first,
+    and ``possible_total`` counts them all."""
+    secret = "I changed my PIN to 4471 in March 2024."
+    turns = [secret, *(f"Trip {i} was in 2024." for i in range(60)), "Typed 4471 at the ATM."]
+    for i, text in enumerate(turns):
+        mem.observe(text, speaker="user", time=f"2024-05-01T{i // 60:02d}:{i % 60:02d}:00", ref=f"t{i}")
+    result = mem.forget(_memory_of(mem, "t0"), hard=True)
+    assert result["possible_total"] == 61 and len(result["possible_quotes"]) == 50
+    assert next(iter(result["possible_quotes"].values())) == "Typed 4471 at the ATM."

@@ -99,7 +99,8 @@ class Plan:
     items          ``BaseStore`` items erased, ``(path, key, created_at)`` (:func:`_items_to_erase`)
     possible       messages kept that share a number or a code with an erased message (``quoting.shared_tokens``)
                    without being taken as quotes: shown to the user, who may erase them by id (at most
-                   ``POSSIBLE_MAX``)
+                   ``POSSIBLE_MAX``, those holding a secret's value first: :func:`_possible`)
+    possible_total how many such messages there are in all
     """
 
     memories: list[str]
@@ -109,6 +110,7 @@ class Plan:
     kept: list[str] = field(default_factory=list)
     items: list[tuple[str, str, str]] = field(default_factory=list)
     possible: list[str] = field(default_factory=list)
+    possible_total: int = 0
 
 
 POSSIBLE_MAX = 50
@@ -175,8 +177,26 @@ def plan(
     items = _items_to_erase(led, ns, all_obs, needles)
     values = [*secrets, *phrases, *names, *(v for t in texts for v in secret_values(t))]
     shared = shared_tokens([r["text"] for r in obs_rows.values()], values) if by_quotation else []
-    possible = sorted(_quoting(led, ns, "observations", "text", shared) - all_obs)[:POSSIBLE_MAX]
-    return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept), items, possible)
+    possible = _possible(led, ns, shared, values, all_obs)
+    return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept), items, possible[:POSSIBLE_MAX],
+                len(possible))
+
+
+def _possible(led: Ledger, ns: str, shared: Sequence[str], values: Sequence[str], erased: set[str]) -> list[str]:
+    """The kept messages of ``ns`` that share a token or a value with the erased content (``Plan.possible``), those
+    holding a secret's or slot's value first, then by how many tokens they share, then oldest first: a message
+    quoting the PIN is never cut from the list by 300 that mention the year (twelfth breaker run, N3)."""
+    if not shared:
+        return []
+    marked = [VALUE_MARK + v.strip() for v in values if v.strip()]
+    ranked: list[tuple[bool, int, int, str]] = []
+    for r in led.query("SELECT id, text, time FROM observations WHERE namespace=? ORDER BY time, id", (ns,)):
+        if r["id"] in erased or not quotes(r["text"], shared):
+            continue
+        holds_value = any(quotes(r["text"], [v]) for v in marked)
+        tokens = sum(quotes(r["text"], [t]) for t in shared)
+        ranked.append((not holds_value, -tokens, len(ranked), r["id"]))
+    return [i for *_, i in sorted(ranked)]
 
 
 class Said:

@@ -179,11 +179,24 @@ SHARED_TOKEN = re.compile(r"(?<![\w.])(?:\d{3,}|(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])
 """A number of three or more digits or a word of three or more letters and digits mixed ("839", "4471", "6XE")."""
 
 
+POSTCODE = re.compile(r"[A-Za-z]{1,2}\d[A-Za-z\d]?\d[A-Za-z]{2}|[A-Za-z]\d[A-Za-z]\d[A-Za-z]\d")
+"""A UK or Canadian postcode, its groups joined ("NW16XE", "SW1A1AA", "K1A0B1")."""
+POSTCODE_IN_TEXT = re.compile(r"\b(?:[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d)\b")
+"""A postcode as a text writes it ("NW1 6XE", "K1A 0B1"): an identifier wherever it is (a needle, joined)."""
+STREET_IN_TEXT = re.compile(
+    r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:[Ss]treet|St|[Rr]oad|Rd|[Aa]venue|Ave|[Ll]ane|[Dd]rive|"
+    r"[Ww]ay|[Cc]lose|[Cc]rescent|[Pp]lace|[Cc]ourt|[Tt]errace|[Bb]oulevard|[Ss]quare|[Rr]ow|[Pp]arade|[Gg]ardens)\b"
+)
+"""A street address in a sentence: a house number, capitalised names, a street word ("17 Mill Lane", "9 Rose
+Street"): a needle whatever slot, if any, holds it (twelfth breaker run, N2)."""
+
+
 def is_model_like(code: str) -> bool:
     """Whether an identifier read from free text is a short code of letters and digits ("i7-13700K", "WH-1000XM4",
     "SN850X", "LH714"): a personal code and a product's model number have the same shape, so such a code is no
     needle when a sentence merely holds it (forgetting "I have an Intel Core i7-13700K" took "My i7-13700K runs
-    hot"; tenth breaker run, N6). A code written in groups (a postcode "NW1 6XE") is not a model number. A short
+    hot"; tenth breaker run, N6; nor "QN 90B", "CEFR B2" written in two parts, twelfth run). A postcode ("NW1 6XE",
+    "K1A 0B1": :data:`POSTCODE`) is no model number. A short
     code is a needle when a secret or identifying slot gives it, or its text gives a secret
     ("My locker code is QX4471.": then it is found with its separators optional, "QX-4471"); a kept message
     sharing it is listed (:func:`shared_tokens`). Not an e-mail, a
@@ -497,7 +510,9 @@ def needles_of(
     quotable = [
         t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS
     ]
-    found = [n for t in texts for n in identifiers(t) if not (is_model_like(n) and n in t) or secret_values(t)]
+    found = [n for t in texts for n in identifiers(t) if not is_model_like(n) or POSTCODE.fullmatch(n) or secret_values(t)]
+    found += [n for t in texts for m in STREET_IN_TEXT.finditer(t) if (n := value_needle(m.group(0)))]
+    found += [m.group(0).replace(" ", "") for t in texts for m in POSTCODE_IN_TEXT.finditer(t)]
     found += [w for v in slot_values for w in rare_words(v)]
     found += [n for v in secrets if (n := value_needle(v))]
     found += [n for v in phrases if (n := value_needle(v, phrase=True))]
@@ -610,8 +625,8 @@ def secret_values(text: str) -> list[str]:
                 continue
             if keyword and _PASSWORD_WORD.fullmatch(keyword.group(0)):
                 sentence = re.split(r"[.!?;,](?:\s|$)", raw_value, maxsplit=1)[0].split()
-                if is_phrase(sentence):
-                    out.append(" ".join(w.strip(_PUNCT) for w in sentence))
+                if is_phrase(sentence) or len(sentence) == 1 and sentence[0].strip(_PUNCT).isalpha():
+                    out.append(" ".join(w.strip(_PUNCT) for w in sentence))  # "monkey": a plain value, listed
                     continue
         tokens: list[str] = []
         stop = ""
