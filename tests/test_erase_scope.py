@@ -695,6 +695,8 @@ def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it
         ("My PIN is 1930.", "Doors open at 1930 for the gig."),  # R4
         ("My TV is a Samsung QN 90B.", "The QN 90B was on sale today."),  # twelfth run, N4
         ("I got my CEFR B2 certificate.", "The job ad asks for CEFR B2."),  # N4
+        ("I bought a MacBook Air M2 8GB today.", "Is the M2 8GB enough for Xcode?"),  # thirteenth run, M1
+        ("We toured 10 Downing Street on the school trip.", "The news showed 10 Downing Street again."),  # M2
     ],
 )
 def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Memory, erased: str, kept: str) -> None:
@@ -723,6 +725,10 @@ def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Mem
         ("My address is 24 Sussex Drive, Ottawa K1A 0B1.", "Postal code K1A 0B1 for the tax form."),  # twelfth run
         ("Our house is 17 Mill Lane, Bath.", "Send the keys to 17 Mill Lane."),  # N2: a street in any slot
         ("I'm staying at 9 Rose Street this month.", "Taxi to 9 Rose Street please."),  # N2
+        ("I live at Hauptstrasse 12, 10115 Berlin.", "Parcel to Hauptstrasse 12 please."),  # thirteenth run, M3
+        ("Send post to nw1 6xe please.", "Parcel for NW1 6XE"),  # M4
+        ("The wifi is Moonlight_77.", "wifi password Moonlight_77"),  # eleventh to thirteenth runs
+        ("Wifi at the cabin: BlueOtterRiver", "cabin wifi BlueOtterRiver"),  # thirteenth run
         ("My address is 12 Rue de la Paix, Paris.", "Ship it to 12 Rue de la Paix please."),  # F4
         ("My address is Flat 2, 17 Old Kent Road, London.", "The parcel went to 17 Old Kent Road."),  # F4
         ("My address is 42 Wallaby Way Sydney.", "Ship it to 42 Wallaby Way."),  # F4

@@ -179,16 +179,30 @@ SHARED_TOKEN = re.compile(r"(?<![\w.])(?:\d{3,}|(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])
 """A number of three or more digits or a word of three or more letters and digits mixed ("839", "4471", "6XE")."""
 
 
-POSTCODE = re.compile(r"[A-Za-z]{1,2}\d[A-Za-z\d]?\d[A-Za-z]{2}|[A-Za-z]\d[A-Za-z]\d[A-Za-z]\d")
+POSTCODE = re.compile(
+    r"(?!\w*(?:gb|mb|kb|tb|mp|hz)$)(?:[a-z]{1,2}\d[a-z\d]?\d[a-z]{2}|[a-z]\d[a-z]\d[a-z]\d)", re.IGNORECASE
+)
 """A UK or Canadian postcode, its groups joined ("NW16XE", "SW1A1AA", "K1A0B1")."""
-POSTCODE_IN_TEXT = re.compile(r"\b(?:[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d)\b")
-"""A postcode as a text writes it ("NW1 6XE", "K1A 0B1"): an identifier wherever it is (a needle, joined)."""
+POSTCODE_IN_TEXT = re.compile(
+    r"\b(?:[A-Z]{1,2}\d[A-Z\d]?\s?\d(?!(?:GB|MB|KB|TB|MP|HZ)\b)[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d)\b", re.IGNORECASE
+)
+"""A postcode as a text writes it ("NW1 6XE", "nw1 6xe", "K1A 0B1"; not a model's "M2 8GB", "B12 4MP": thirteenth
+breaker run): an identifier wherever it is (a needle, joined)."""
 STREET_IN_TEXT = re.compile(
     r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:[Ss]treet|St|[Rr]oad|Rd|[Aa]venue|Ave|[Ll]ane|[Dd]rive|"
     r"[Ww]ay|[Cc]lose|[Cc]rescent|[Pp]lace|[Cc]ourt|[Tt]errace|[Bb]oulevard|[Ss]quare|[Rr]ow|[Pp]arade|[Gg]ardens)\b"
+    r"|\b[A-Z][\w-]*(?:strasse|straße|str\.|weg|gasse|allee|platz|straat|laan|gatan|gade|vej|veien)\s+\d{1,5}[a-z]?\b"
 )
 """A street address in a sentence: a house number, capitalised names, a street word ("17 Mill Lane", "9 Rose
-Street"): a needle whatever slot, if any, holds it (twelfth breaker run, N2)."""
+Street"), or a street then its number ("Hauptstrasse 12"): a needle whatever slot, if any, holds it, when the
+sentence says it is where someone lives or stays (:data:`RESIDENCE`; twelfth and thirteenth breaker runs: "We
+toured 10 Downing Street" names no home)."""
+RESIDENCE = re.compile(
+    r"\b(?:live[sd]?|living|stay(?:s|ed|ing)?|house|home|flat|apartment|address|moved|move|place|rent(?:ing)?|"
+    r"reside|post|mail|parcel|deliver(?:y|ed)?|ship)\b",
+    re.IGNORECASE,
+)
+"""Words that make a street in a sentence someone's place (:data:`STREET_IN_TEXT`)."""
 
 
 def is_model_like(code: str) -> bool:
@@ -511,7 +525,7 @@ def needles_of(
         t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS
     ]
     found = [n for t in texts for n in identifiers(t) if not is_model_like(n) or POSTCODE.fullmatch(n) or secret_values(t)]
-    found += [n for t in texts for m in STREET_IN_TEXT.finditer(t) if (n := value_needle(m.group(0)))]
+    found += [n for t in texts if RESIDENCE.search(t) for m in STREET_IN_TEXT.finditer(t) if (n := value_needle(m.group(0)))]
     found += [m.group(0).replace(" ", "") for t in texts for m in POSTCODE_IN_TEXT.finditer(t)]
     found += [w for v in slot_values for w in rare_words(v)]
     found += [n for v in secrets if (n := value_needle(v))]
@@ -534,7 +548,7 @@ IDENTIFYING = re.compile(
 ``password``, ``locker code``, ``licence plate``; the attribute's last words, so ``phone model`` is not): its value is a needle whatever its shape (:func:`value_needle`;
 fifth breaker run, F3). Rare words of a slot value are :func:`names_someone`'s business."""
 _SECRET_WORD = (
-    r"(?:pin|pincode|code|passcode|password|passphrase|passwort|passwd|pwd|pw|combination|plate|username|login|"
+    r"(?:pin|pincode|code|passcode|password|passphrase|passwort|passwd|pwd|pw|combination|plate|username|login|wi-?fi|"
     r"(?:api|access|secret|private|licen[cs]e|product|wi-?fi|ssh)\s+key|(?:api|access|auth|bearer|refresh)\s+token|"
     r"cvv|cvc|puk)"
 )
@@ -554,7 +568,7 @@ _KEYWORD_END = r"(?=\s*(?:$|[.,;:!?)]|\b(?:for|on|at|to|of|and|or|but|please|now
 """After a secret word that ends a phrase ("use 7781 as the garage code."): the end, punctuation or a function
 word, never a noun ("use 2500 as the token budget", "the code editor"; ninth breaker run)."""
 _SECRET = re.compile(
-    rf"\b{_SECRET_WORD}\b(?:\s+(?:number|no\.?))?(?:\s+(?:of|for|on|to)\s+(?:my|the|our|your|a|an)(?:\s+[^\s\d]+){{1,2}}?)?"
+    rf"\b{_SECRET_WORD}\b(?:\s+(?:number|no\.?))?(?:\s+(?:of|for|on|to|at)\s+(?:my|the|our|your|a|an)(?:\s+[^\s\d]+){{1,2}}?)?"
     r"\s*(?:\bis\b|\bwas\b|'s\b|=|:)\s*(?=(\S+(?:\s+\S+){0,7}))"
     rf"|\b(?:set|changed?)\s+(?:the\s+|my\s+|our\s+)?(?:[^\W\d]+\s+)?{_SECRET_WORD}\s+to\s+(\S+)"
     rf"|\buse\s+(\S+)\s+as\s+(?:the\s+|my\s+|a\s+)?(?:\w+\s+)?{_SECRET_WORD}\b{_KEYWORD_END}"
