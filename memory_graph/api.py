@@ -378,7 +378,10 @@ class Memory:
 
         Returns: ``{"forgotten": [memory ids], "observations": [observation ids erased], "hard": bool}``; hard
         also ``"kept"`` (memories kept without an erased source), ``"recalls"``, ``"items"`` (counts erased),
-        ``"threads"`` (threads rewritten) and ``"threads_unknown_owner"`` (threads left: no known owner).
+        ``"threads"`` (threads rewritten), ``"threads_unknown_owner"`` (threads left: no known owner) and
+        ``"possible_quotes"`` (``{id: text}`` of kept messages that share a number, a code or a secret's value with
+        it, most likely first, at most 50; ``"possible_total"`` counts them): a plain value, a PIN "4471", is never
+        taken as a quote, so a message quoting it is listed here to erase by id.
 
         ``dry_run=True`` (with ``hard``) writes nothing: it returns what the hard delete would erase, with the
         texts (``"memory_texts"``, ``"observation_texts"``: ``{id: text}``), the store items it would delete

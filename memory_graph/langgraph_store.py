@@ -18,8 +18,8 @@ to it, as in :class:`memory_graph.api.Memory`); the rest group items the way the
   fields by equality. Without ``query``: the items under ``prefix``, newest first.
 - ``delete(ns, key)``: the item, its observation and the memories formed from it are erased from every file
   (hard delete), and nothing else, as a ``BaseStore`` deletes one item: another item that repeats or quotes it is
-  the app's own record and stays, and a memory another item also supports stays (``store.erase.plan`` with
-  ``quotes=False``; ``Memory.forget(hard=True)`` also takes what quotes the erased content).
+  the app's own record and stays, and a memory another item also supports stays (``Store.erase(...,
+  quotes=False)``; ``Memory.forget(hard=True)`` also takes what quotes the erased content).
 - ``list_namespaces``: the item paths and ``(user_id,)`` of every namespace with observations.
 
 TTLs are not supported (``supports_ttl = False``): retention is learned from outcomes instead.
