@@ -697,6 +697,9 @@ def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it
         ("I got my CEFR B2 certificate.", "The job ad asks for CEFR B2."),  # N4
         ("I bought a MacBook Air M2 8GB today.", "Is the M2 8GB enough for Xcode?"),  # thirteenth run, M1
         ("We toured 10 Downing Street on the school trip.", "The news showed 10 Downing Street again."),  # M2
+        ("My laptop has an i7 8th gen CPU.", "Is an i7 8th gen fast enough for Lightroom?"),  # fourteenth run, P1
+        ("The rehearsal is in studio B2 6pm.", "Studio B2 6pm again next week."),  # P1
+        ("My favourite pizza place is Joe's at 7 Carmine Street.", "Joe's at 7 Carmine Street is closed Mondays."),  # P2
     ],
 )
 def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Memory, erased: str, kept: str) -> None:

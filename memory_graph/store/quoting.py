@@ -183,11 +183,16 @@ POSTCODE = re.compile(
     r"(?!\w*(?:gb|mb|kb|tb|mp|hz)$)(?:[a-z]{1,2}\d[a-z\d]?\d[a-z]{2}|[a-z]\d[a-z]\d[a-z]\d)", re.IGNORECASE
 )
 """A UK or Canadian postcode, its groups joined ("NW16XE", "SW1A1AA", "K1A0B1")."""
-POSTCODE_IN_TEXT = re.compile(
-    r"\b(?:[A-Z]{1,2}\d[A-Z\d]?\s?\d(?!(?:GB|MB|KB|TB|MP|HZ)\b)[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d)\b", re.IGNORECASE
+_POSTCODE_SHAPE = (
+    r"\b(?:[a-z]{1,2}\d[a-z\d]?\s?\d(?!(?i:gb|mb|kb|tb|mp|hz|st|nd|rd|th|am|pm)\b)[a-z]{2}|[a-z]\d[a-z]\s?\d[a-z]\d)\b"
 )
-"""A postcode as a text writes it ("NW1 6XE", "nw1 6xe", "K1A 0B1"; not a model's "M2 8GB", "B12 4MP": thirteenth
-breaker run): an identifier wherever it is (a needle, joined)."""
+POSTCODE_IN_TEXT = re.compile(_POSTCODE_SHAPE.replace("a-z", "A-Z"))
+"""A postcode as a text writes it, in capitals ("NW1 6XE", "K1A 0B1"; not a model's "M2 8GB", "B12 4MP", nor "B2
+3rd", "B12 5pm": thirteenth and fourteenth breaker runs): an identifier wherever it is (a needle, joined)."""
+POSTCODE_ANY_CASE = re.compile(_POSTCODE_SHAPE, re.IGNORECASE)
+"""The same in any case ("nw1 6xe"), read only where the sentence speaks of a postcode or a delivery
+(:data:`POSTAL`): in lower case, "i7 8th gen" has the shape too (fourteenth run)."""
+POSTAL = re.compile(r"\b(?:post ?code|postal|zip|address|send|sent|ship|parcel|post|deliver(?:y|ed)?)\b", re.IGNORECASE)
 STREET_IN_TEXT = re.compile(
     r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:[Ss]treet|St|[Rr]oad|Rd|[Aa]venue|Ave|[Ll]ane|[Dd]rive|"
     r"[Ww]ay|[Cc]lose|[Cc]rescent|[Pp]lace|[Cc]ourt|[Tt]errace|[Bb]oulevard|[Ss]quare|[Rr]ow|[Pp]arade|[Gg]ardens)\b"
@@ -198,11 +203,13 @@ Street"), or a street then its number ("Hauptstrasse 12"): a needle whatever slo
 sentence says it is where someone lives or stays (:data:`RESIDENCE`; twelfth and thirteenth breaker runs: "We
 toured 10 Downing Street" names no home)."""
 RESIDENCE = re.compile(
-    r"\b(?:live[sd]?|living|stay(?:s|ed|ing)?|house|home|flat|apartment|address|moved|move|place|rent(?:ing)?|"
-    r"reside|post|mail|parcel|deliver(?:y|ed)?|ship)\b",
+    r"\b(?:live[sd]?|living|stay(?:s|ed|ing)?|address|moved|reside[sd]?|parcel|deliver(?:y|ed)?|"
+    r"(?:my|our|his|her|their|mum's|dad's|parents')\s+(?:new\s+)?(?:house|home|flat|apartment|place))\b",
     re.IGNORECASE,
 )
-"""Words that make a street in a sentence someone's place (:data:`STREET_IN_TEXT`)."""
+"""Words that make a street in a sentence someone's place (:data:`STREET_IN_TEXT`): living, staying, an
+address, a delivery, "our house"; not "place", "house" or "home" alone ("my favourite pizza place is Joe's at 7
+Carmine Street", "Sherlock Holmes's house"; fourteenth breaker run)."""
 
 
 def is_model_like(code: str) -> bool:
@@ -526,7 +533,8 @@ def needles_of(
     ]
     found = [n for t in texts for n in identifiers(t) if not is_model_like(n) or POSTCODE.fullmatch(n) or secret_values(t)]
     found += [n for t in texts if RESIDENCE.search(t) for m in STREET_IN_TEXT.finditer(t) if (n := value_needle(m.group(0)))]
-    found += [m.group(0).replace(" ", "") for t in texts for m in POSTCODE_IN_TEXT.finditer(t)]
+    found += [m.group(0).replace(" ", "") for t in texts
+              for m in (POSTCODE_ANY_CASE if POSTAL.search(t) else POSTCODE_IN_TEXT).finditer(t)]
     found += [w for v in slot_values for w in rare_words(v)]
     found += [n for v in secrets if (n := value_needle(v))]
     found += [n for v in phrases if (n := value_needle(v, phrase=True))]
