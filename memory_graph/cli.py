@@ -736,7 +736,7 @@ def _print_inspect(mem: Memory, memory_id: str | None) -> None:
 
 
 def _print_possible(result: dict[str, Any]) -> None:
-    """The messages a hard delete keeps that share a number or a code with what it erases (not read as quotes)."""
+    """The messages a hard delete keeps that share a number, a code or a secret's value with what it erases."""
     possible = result.get("possible_quotes") or {}
     if possible:
         total = max(len(possible), int(result.get("possible_total") or 0))
