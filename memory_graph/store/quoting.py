@@ -520,10 +520,13 @@ def needles_of(
 ) -> list[str]:
     """The strings whose presence marks a row as quoting erased content: whole texts of at least
     ``QUOTE_MIN_CHARS`` characters and ``QUOTE_MIN_WORDS`` words (a substring), the identifiers of every text
-    (:func:`identifiers`), the rare words of ``slot_values`` (:func:`rare_words`: a name a structured memory holds,
+    (:func:`identifiers`; a short code a sentence merely holds is a model number, :func:`is_model_like`), a street
+    address of a sentence that names a home or a delivery (:data:`STREET_IN_TEXT`) and a postcode
+    (:data:`POSTCODE_IN_TEXT`), the rare words of ``slot_values`` (:func:`rare_words`: a name a structured memory holds,
     "Zorblax"), the values of ``secrets`` (an identifying slot's), ``names`` (a name slot's), ``phrases`` (a
     password slot's) and of the secrets the texts give (:func:`secret_values`) as :func:`value_needle` takes them,
-    and ``m:ID``. A shorter text ("no", "e", "ok thanks") is no evidence of quoting: as a substring it
+    and ``m:ID``. A plain value (:func:`is_plain`) is none: it is listed (:func:`shared_tokens`). A shorter text
+    ("no", "e", "ok thanks") is no evidence of quoting: as a substring it
     is found in unrelated messages ("Northwind" holds "no"), and erasing those lost other facts (breaker run, issue
     21); its own rows are erased by identity all the same. A rare word of a whole sentence (a note: "Ugh, the coffee
     machine at Northwind broke again.") is no needle either: it is a name the sentence mentions, shared by other
