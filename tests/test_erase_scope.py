@@ -700,6 +700,7 @@ def test_forgetting_an_address_erases_its_street_where_another_message_quotes_it
         ("My laptop has an i7 8th gen CPU.", "Is an i7 8th gen fast enough for Lightroom?"),  # fourteenth run, P1
         ("The rehearsal is in studio B2 6pm.", "Studio B2 6pm again next week."),  # P1
         ("My favourite pizza place is Joe's at 7 Carmine Street.", "Joe's at 7 Carmine Street is closed Mondays."),  # P2
+        ("Our wifi is Hyperoptic 1Gb now.", "Hyperoptic 1Gb price goes up in May."),  # P3
     ],
 )
 def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Memory, erased: str, kept: str) -> None:
@@ -732,6 +733,7 @@ def test_forgetting_keeps_a_message_that_only_shares_a_number_or_a_word(mem: Mem
         ("Send post to nw1 6xe please.", "Parcel for NW1 6XE"),  # M4
         ("The wifi is Moonlight_77.", "wifi password Moonlight_77"),  # eleventh to thirteenth runs
         ("Wifi at the cabin: BlueOtterRiver", "cabin wifi BlueOtterRiver"),  # thirteenth run
+        ("The wifi at home: CastleRock42", "CastleRock42 works on the TV now"),  # fourteenth run, P4
         ("My address is 12 Rue de la Paix, Paris.", "Ship it to 12 Rue de la Paix please."),  # F4
         ("My address is Flat 2, 17 Old Kent Road, London.", "The parcel went to 17 Old Kent Road."),  # F4
         ("My address is 42 Wallaby Way Sydney.", "Ship it to 42 Wallaby Way."),  # F4

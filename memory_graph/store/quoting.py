@@ -579,7 +579,7 @@ _KEYWORD_END = r"(?=\s*(?:$|[.,;:!?)]|\b(?:for|on|at|to|of|and|or|but|please|now
 """After a secret word that ends a phrase ("use 7781 as the garage code."): the end, punctuation or a function
 word, never a noun ("use 2500 as the token budget", "the code editor"; ninth breaker run)."""
 _SECRET = re.compile(
-    rf"\b{_SECRET_WORD}\b(?:\s+(?:number|no\.?))?(?:\s+(?:of|for|on|to|at)\s+(?:my|the|our|your|a|an)(?:\s+[^\s\d]+){{1,2}}?)?"
+    rf"\b{_SECRET_WORD}\b(?:\s+(?:number|no\.?))?(?:\s+(?:of|for|on|to|at)\s+(?:(?:my|the|our|your|a|an)(?:\s+[^\s\d]+){{1,2}}?|home|work))?"
     r"\s*(?:\bis\b|\bwas\b|'s\b|=|:)\s*(?=(\S+(?:\s+\S+){0,7}))"
     rf"|\b(?:set|changed?)\s+(?:the\s+|my\s+|our\s+)?(?:[^\W\d]+\s+)?{_SECRET_WORD}\s+to\s+(\S+)"
     rf"|\buse\s+(\S+)\s+as\s+(?:the\s+|my\s+|a\s+)?(?:\w+\s+)?{_SECRET_WORD}\b{_KEYWORD_END}"
@@ -672,8 +672,8 @@ def secret_values(text: str) -> list[str]:
         if not tokens or (stop and stop.isalpha() and stop not in _AFTER_VALUE):
             continue
         value = " ".join(tokens)
-        if _quantity(value):
-            continue
+        if _quantity(value) or len(tokens) > 1 and keyword and re.fullmatch(r"wi-?fi", keyword.group(0), re.I):
+            continue  # "our wifi is Hyperoptic 1Gb now": a provider and a speed, not a network's password
         out.append(value)
     return out
 
@@ -738,13 +738,14 @@ SHARED = re.compile(
     r"^(?:employer|company|workplace|office|team|job|role|occupation|profession|title|school|university|college|"
     r"location|home|city|town|country|hometown|birthplace|nationality|region|neighbou?rhood|languages?|"
     r"tools?|tool for .*|.* version|hobby|hobbies|diet|sport|religion|club|gym|bank|church|airline|"
-    r"favou?rite .*|preferred .*)$",
+    r"favou?rite .*|preferred .*|wi-?fi|internet|broadband|isp|provider|carrier|network|tariff|.* plan)$",
     re.IGNORECASE,
 )
 """Slots whose value is a place, an organisation or a thing many facts share (``employer`` "Northwind",
 ``location`` "Lisbon"): a ``forget`` of one takes no rare word of its value, since "My manager at Northwind is
 Ingeborg" does not quote the user's employment (fifth breaker run, F4); nor a preference (``favorite editor``
-"Neovim": "Neovim crashed today" is another fact; ninth run, F9). Any other slot's value is a name the user
+"Neovim": "Neovim crashed today" is another fact; ninth run, F9), nor a provider (``wifi`` "Hyperoptic 1Gb";
+fourteenth run). Any other slot's value is a name the user
 gave (a person's, a pet's: ``cat`` "Zorblax", ``physiotherapist`` "Ameli Brandt") and its rare words are needles."""
 
 
