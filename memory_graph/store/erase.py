@@ -177,25 +177,23 @@ def plan(
     items = _items_to_erase(led, ns, all_obs, needles)
     values = [*secrets, *phrases, *names, *(v for t in texts for v in secret_values(t))]
     shared = shared_tokens([r["text"] for r in obs_rows.values()], values) if by_quotation else []
-    possible = _possible(led, ns, shared, values, all_obs)
+    possible = _possible(led, ns, shared, all_obs)
     return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept), items, possible[:POSSIBLE_MAX],
                 len(possible))
 
 
-def _possible(led: Ledger, ns: str, shared: Sequence[str], values: Sequence[str], erased: set[str]) -> list[str]:
-    """The kept messages of ``ns`` that share a token or a value with the erased content (``Plan.possible``), those
-    holding a secret's or slot's value first, then by how many tokens they share, then oldest first: a message
+def _possible(led: Ledger, ns: str, shared: Sequence[str], erased: set[str]) -> list[str]:
+    """The kept messages of ``ns`` that share a token or a value with the erased content (``Plan.possible``;
+    ``shared``: :func:`memory_graph.store.quoting.shared_tokens`, whose values are marked ``VALUE_MARK``), those
+    holding a secret's or slot's value first, then by how many of ``shared`` they hold, then oldest first: a message
     quoting the PIN is never cut from the list by 300 that mention the year (twelfth breaker run, N3)."""
     if not shared:
         return []
-    marked = [VALUE_MARK + v.strip() for v in values if v.strip()]
     ranked: list[tuple[bool, int, int, str]] = []
     for r in led.query("SELECT id, text, time FROM observations WHERE namespace=? ORDER BY time, id", (ns,)):
-        if r["id"] in erased or not quotes(r["text"], shared):
-            continue
-        holds_value = any(quotes(r["text"], [v]) for v in marked)
-        tokens = sum(quotes(r["text"], [t]) for t in shared)
-        ranked.append((not holds_value, -tokens, len(ranked), r["id"]))
+        hits = [t for t in shared if quotes(r["text"], [t])] if r["id"] not in erased else []
+        if hits:
+            ranked.append((not any(t.startswith(VALUE_MARK) for t in hits), -len(hits), len(ranked), r["id"]))
     return [i for *_, i in sorted(ranked)]
 
 

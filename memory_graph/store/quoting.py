@@ -179,12 +179,14 @@ SHARED_TOKEN = re.compile(r"(?<![\w.])(?:\d{3,}|(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])
 """A number of three or more digits or a word of three or more letters and digits mixed ("839", "4471", "6XE")."""
 
 
+_UNIT_ENDS = "gb|mb|kb|tb|mp|hz"
+"""Letters that end a size or a resolution, not a postcode ("8GB", "4MP")."""
 POSTCODE = re.compile(
-    r"(?!\w*(?:gb|mb|kb|tb|mp|hz)$)(?:[a-z]{1,2}\d[a-z\d]?\d[a-z]{2}|[a-z]\d[a-z]\d[a-z]\d)", re.IGNORECASE
+    rf"(?!\w*(?:{_UNIT_ENDS})$)(?:[a-z]{{1,2}}\d[a-z\d]?\d[a-z]{{2}}|[a-z]\d[a-z]\d[a-z]\d)", re.IGNORECASE
 )
 """A UK or Canadian postcode, its groups joined ("NW16XE", "SW1A1AA", "K1A0B1")."""
 _POSTCODE_SHAPE = (
-    r"\b(?:[a-z]{1,2}\d[a-z\d]?\s?\d(?!(?i:gb|mb|kb|tb|mp|hz|st|nd|rd|th|am|pm)\b)[a-z]{2}|[a-z]\d[a-z]\s?\d[a-z]\d)\b"
+    rf"\b(?:[a-z]{{1,2}}\d[a-z\d]?\s?\d(?!(?i:{_UNIT_ENDS}|st|nd|rd|th|am|pm)\b)[a-z]{{2}}|[a-z]\d[a-z]\s?\d[a-z]\d)\b"
 )
 POSTCODE_IN_TEXT = re.compile(_POSTCODE_SHAPE.replace("a-z", "A-Z"))
 """A postcode as a text writes it, in capitals ("NW1 6XE", "K1A 0B1"; not a model's "M2 8GB", "B12 4MP", nor "B2
@@ -534,14 +536,15 @@ def needles_of(
     quotable = [
         t.strip() for t in texts if len(t.strip()) >= QUOTE_MIN_CHARS and len(t.split()) >= QUOTE_MIN_WORDS
     ]
-    found = [n for t in texts for n in identifiers(t) if not is_model_like(n) or POSTCODE.fullmatch(n) or secret_values(t)]
+    given = {t: secret_values(t) for t in texts}  # read once: they gate a text's codes and are needles themselves
+    found = [n for t in texts for n in identifiers(t) if not is_model_like(n) or POSTCODE.fullmatch(n) or given[t]]
     found += [n for t in texts if RESIDENCE.search(t) for m in STREET_IN_TEXT.finditer(t) if (n := value_needle(m.group(0)))]
     found += [m.group(0).replace(" ", "") for t in texts
               for m in (POSTCODE_ANY_CASE if POSTAL.search(t) else POSTCODE_IN_TEXT).finditer(t)]
     found += [w for v in slot_values for w in rare_words(v)]
     found += [n for v in secrets if (n := value_needle(v))]
     found += [n for v in phrases if (n := value_needle(v, phrase=True))]
-    found += [n for t in texts for v in secret_values(t) if (n := value_needle(v, phrase=True))]
+    found += [n for t in texts for v in given[t] if (n := value_needle(v, phrase=True))]
     found += [n for v in names if (n := value_needle(v, name=True))]
     out = quotable + found + [f"m:{m}" for m in memory_ids]
     return sorted(set(out), key=lambda s: (len(s), s))
