@@ -289,21 +289,24 @@ def load_turns(path: Path, speaker_map: dict[str, str] | None = None) -> list[di
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise CliError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+            except RecursionError:
+                raise CliError(f"{where}: JSON nested too deeply") from None
             if not isinstance(obj, dict):
                 raise CliError(f"{where}: expected a JSON object, got {type(obj).__name__}")
             if not isinstance(obj.get("text"), str) or not obj["text"].strip():
                 raise CliError(f"{where}: missing or empty 'text'")
-            speaker = str(obj.get("speaker") or "user").strip() or "user"
+            for name in ("speaker", "ref", "session_id", "session", "source"):  # never coerced: ["a"] is no speaker
+                if obj.get(name) is not None and not isinstance(obj[name], str):
+                    raise CliError(f"{where}: '{name}' must be a string, got {type(obj[name]).__name__}")
+            speaker = (obj.get("speaker") or "user").strip() or "user"
             turn = {
                 "text": obj["text"],
                 "speaker": speaker_map.get(speaker.lower(), speaker),
                 "time": obj.get("time"),
-                "ref": str(obj["ref"]) if obj.get("ref") not in (None, "") else f"{path.name}:{lineno}",
+                "ref": obj["ref"] if obj.get("ref") not in (None, "") else f"{path.name}:{lineno}",
                 "session_id": obj.get("session_id") or obj.get("session"),
                 "source": obj.get("source"),
             }
-            if turn["session_id"] is not None:
-                turn["session_id"] = str(turn["session_id"])
         else:
             speaker, sep, body = line.partition(":")
             if not sep or not speaker.strip() or len(speaker) > 60 or not body.strip():

@@ -28,7 +28,6 @@ Invariants (property-tested in tests/test_link_invariants.py and tests/test_dete
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -49,6 +48,7 @@ from memory_graph.extract.rules import (
     split_sentences,
 )
 from memory_graph.records import FORGET_REQUEST, LIVE_STATUSES, MemoryRecord
+from memory_graph.stopwords import english_stop_words
 from memory_graph.store import Store, Tx
 from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
 from memory_graph.tokens import count_tokens
@@ -58,13 +58,6 @@ MULTI_VALUED = {"pets", "likes", "dislikes", "languages", "hobbies", "children",
 
 
 
-@functools.lru_cache(maxsize=1)
-def _english_stop_words() -> frozenset[str]:
-    """scikit-learn's English stop-word list (318 words), imported on first use: importing scikit-learn costs
-    about a second, which every CLI call that links nothing would pay (issue 13)."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
 
 def normalise_value(value: str) -> str:
     """Lower-case value without articles and punctuation, for duplicate detection."""
@@ -203,7 +196,7 @@ def _stemmer() -> Any:
 def _content_stems(text: str) -> set[str]:
     """Snowball (Porter 2) stems of the content words, short ones included ("smoking" and "smoke" share
     "smoke"; "AWS", "Go" and "C" count); empty for a value with no word (an emoji)."""
-    words = [w for w in re.findall(r"[a-z0-9+#]+", text.lower()) if w not in STOPWORDS and w not in _english_stop_words()]
+    words = [w for w in re.findall(r"[a-z0-9+#]+", text.lower()) if w not in STOPWORDS and w not in english_stop_words()]
     return set(_stemmer().stemWords(words))
 
 
@@ -212,7 +205,7 @@ def _names(text: str) -> set[str]:
     without "I" and stop words. Matching names on both sides, both capitalised, is what makes "Rex died" name
     the pet "dog named Rex" (a sentence-initial common word is rarely capitalised in a stored value)."""
     tokens = re.findall(r"(?<![\w'-])(?:[A-Z][\w.+#-]*|[\w-]*\d[\w.-]*)", text)
-    return {t.rstrip(".").lower() for t in tokens if t != "I" and t.rstrip(".").lower() not in _english_stop_words()}
+    return {t.rstrip(".").lower() for t in tokens if t != "I" and t.rstrip(".").lower() not in english_stop_words()}
 
 
 def _same_value(retracted: str, value: str) -> bool:

@@ -226,8 +226,13 @@ class FeedbackRecord(_Record):
 
 
 def _label(value: str) -> str:
+    """A namespace label as LangGraph's ``BaseStore`` accepts one in ``put``, ``get`` and ``delete`` (non-empty, no
+    period, no NUL): an imported item under any other label was listed but could be neither read nor deleted
+    (fifteenth breaker run)."""
     if not value:
         raise ValueError("a namespace label is a non-empty string")
+    if "." in value or "\x00" in value:
+        raise ValueError(f"a namespace label cannot contain a period or a NUL byte, got {value!r}")
     return value
 
 

@@ -164,6 +164,27 @@ def test_ingest_long_line_names_the_limit(tmp_path: Path) -> None:
     assert not (tmp_path / "store").exists()
 
 
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"speaker":["a"],"text":"hi there"}', "'speaker' must be a string, got list"),
+        ('{"speaker":"user","text":"hi there","ref":5}', "'ref' must be a string, got int"),
+        ('{"speaker":"user","text":"hi there","session":{"id":1}}', "'session' must be a string, got dict"),
+        ("[" * 100000 + "]" * 100000, "JSON nested too deeply"),
+    ],
+    ids=["speaker list", "ref number", "session object", "deep nesting"],
+)
+def test_ingest_names_a_field_of_the_wrong_type_and_writes_nothing(tmp_path: Path, line: str, expected: str) -> None:
+    """Fifteenth breaker run of issue 21: ``"speaker": ["a"]`` was stored as the speaker "['a']", ``"ref": 5`` as
+    "5", and a deeply nested line printed Python's RecursionError."""
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"speaker":"user","text":"I live in Porto."}\n' + line + "\n", encoding="utf-8")
+    code, _, err = invoke(["ingest", str(path), "--store", str(tmp_path / "store")])
+    assert code == 1, err
+    assert f"bad.jsonl:2: {expected}" in one_error_line(err)
+    assert not (tmp_path / "store").exists()
+
+
 # ---- --as-of is strict --------------------------------------------------------------------------------
 
 

@@ -407,6 +407,23 @@ def test_import_of_json_nested_too_deeply_is_one_error_line(
     one_error_line(stderr, "deep.jsonl:2", "nested")
 
 
+@pytest.mark.parametrize("label", ["a.b", "..", "a\x00b"])
+def test_import_refuses_an_item_label_the_store_cannot_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, label: str
+) -> None:
+    """Fifteenth breaker run: an item under the label "a.b" was imported and listed, but ``get`` and ``delete``
+    refuse such a label (LangGraph's rule), so it could never be read or deleted."""
+    from cli_checks import one_error_line
+
+    records = _export(tmp_path)
+    lines = [r if r.get("type") != "item" else {**r, "namespace": [label]} for r in records]
+    code, stderr = _import(tmp_path, "label", "".join(json.dumps(r) + "\n" for r in lines), monkeypatch)
+    assert code == 2, stderr
+    one_error_line(stderr, "item namespace")
+    with Memory(tmp_path / "label", user_id="alice") as mem:
+        assert mem.inspect()["observations"] == 0
+
+
 def test_import_refuses_an_item_whose_message_is_nowhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -794,6 +811,45 @@ def test_a_dry_run_lists_the_store_items_the_hard_delete_takes(tmp_path: Path) -
             assert mem.forget(target, hard=True)["items"] == 2
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("where", "put"),
+    [
+        ("item key", (("dana", "lockers"), "QX4471", {"content": "My gym locker is on the second floor."})),
+        ("item field", (("dana", "notes"), "n1", {"content": "My gym locker is on the second floor.", "code": "QX4471"})),
+        ("item label", (("dana", "QX4471"), "n3", {"content": "My gym locker is on the second floor."})),
+        ("message ref", None),
+    ],
+)
+def test_an_item_or_message_quoting_the_code_goes_with_what_it_became(
+    tmp_path: Path, where: str, put: tuple[tuple[str, ...], str, dict[str, str]] | None
+) -> None:
+    """Fifteenth breaker run (critical, high, medium): an item whose key, field or namespace label held the erased
+    code was deleted, but the message it became (its ref spells the key: ``item:[...]:QX4471``) and that message's
+    memory stayed, recallable, in the ledger and the export; a message whose ref held the code stayed too. Now
+    such an item takes its message and memories, and a message quoting the code in its ref goes."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        with Memory(tmp_path / "s", user_id="dana") as mem:
+            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+            target = mem.observe("My locker code is QX4471.", time="2024-01-01")[0]["id"]
+            if put is None:
+                mem.observe("My gym locker is on the second floor.", time="2024-01-02", ref="ticket-QX4471")
+            else:
+                store.put(*put)
+            mem.observe("I swim on Tuesdays.", time="2024-01-03")
+            preview = mem.forget(target, hard=True, dry_run=True)
+            assert "My gym locker is on the second floor." in preview["observation_texts"].values()
+            mem.forget(target, hard=True)
+            exported = "".join(export_lines(mem.store, "dana"))
+            assert "QX4471" not in exported and "gym locker" not in exported and "swim" in exported
+            assert not [i.text for i in mem.recall("where is my gym locker?").items if "locker" in i.text]
+        assert store.search(("dana",), limit=50) == []
+    finally:
+        store.close()
+    assert not [f for f in (tmp_path / "s").rglob("*") if f.is_file() and b"QX4471" in f.read_bytes()]
 
 
 def test_the_list_of_kept_messages_puts_those_holding_the_secret_first(mem: Memory) -> None:

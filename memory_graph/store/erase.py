@@ -81,7 +81,7 @@ def _quoting(led: Ledger, ns: str, table: str, column: str, needles: Sequence[st
     return {
         r["id"]
         for r in led.query(f"SELECT id, {column} AS text FROM {table} WHERE namespace=?", (ns,))
-        if quotes(r["text"], needles)
+        if r["text"] and quotes(r["text"], needles)
     }
 
 
@@ -163,7 +163,11 @@ def plan(
     ]
     erased_ids = sorted((targets | only_erased) & set(mems))
     needles = needles_of(texts, slots, erased_ids, secrets, names, phrases) if by_quotation else [f"m:{m}" for m in erased_ids]
-    quoting = _quoting(led, ns, "observations", "text", needles) - obs_ids
+    # a message quotes erased content in its text or its ref ("ticket-QX4471"), or it became an item that quotes it
+    # in its key, namespace labels or any field: the item goes, and its message with it (fifteenth breaker run)
+    quoted_items = _items_quoting(led, ns, needles)
+    quoting = (_quoting(led, ns, "observations", "text", needles) | _quoting(led, ns, "observations", "ref", needles)
+               | _item_observations(led, ns, quoted_items)) - obs_ids
     all_obs = obs_ids | quoting
     said = {
         same_text(r["text"]) for r in [*obs_rows.values(), *led.observations(ns, sorted(quoting)).values()]
@@ -174,7 +178,7 @@ def plan(
     kept = _supported_elsewhere(led, ns, candidates, all_obs, needles, said)
     erased = (targets & set(mems)) | (candidates - kept)
     same = {t for t in said | {same_text(mems[m]["text"]) for m in targets if m in mems} if identifies(t)}
-    items = _items_to_erase(led, ns, all_obs, needles)
+    items = _items_to_erase(led, ns, all_obs, quoted_items)
     values = [*secrets, *phrases, *names, *(v for t in texts for v in secret_values(t))]
     shared = shared_tokens([r["text"] for r in obs_rows.values()], values) if by_quotation else []
     possible = _possible(led, ns, shared, all_obs)
@@ -425,25 +429,46 @@ def _remember_erased(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str]) -
     tombstones.remember(cur, keys)
 
 
-def _items_to_erase(led: Ledger, ns: str, obs_ids: set[str], needles: Sequence[str]) -> list[tuple[str, str, str]]:
+def _items_to_erase(led: Ledger, ns: str, obs_ids: set[str], quoted: Sequence[Any]) -> list[tuple[str, str, str]]:
     """The ``BaseStore`` items of ``ns`` whose text became an erased observation (by its ref or its recorded
-    observation id) or whose value quotes erased text anywhere (any string of it, keys included): the item keeps
-    its value as given, a copy of what is erased (issue 21) -> ``[(path, key, created_at)]``. Listed in the plan,
-    so that a preview shows them (ninth breaker run, F8)."""
+    observation id) or that quote erased text anywhere (``quoted``: :func:`_items_quoting`): the item keeps its
+    value as given, a copy of what is erased (issue 21) -> ``[(path, key, created_at)]``. Listed in the plan, so
+    that a preview shows them (ninth breaker run, F8)."""
     refs = {r["ref"] for r in led.observations(ns, sorted(obs_ids)).values() if r["ref"]}
+    quoting = {(row["path"], row["key"]) for row in quoted}
+    return [
+        (row["path"], row["key"], row["created_at"])
+        for row in led.query("SELECT path, key, observation_id, created_at FROM items WHERE namespace=?", (ns,))
+        if row["observation_id"] in obs_ids or path_ref(row["path"], row["key"]) in refs
+        or (row["path"], row["key"]) in quoting
+    ]
+
+
+def _items_quoting(led: Ledger, ns: str, needles: Sequence[str]) -> list[Any]:
+    """The items of ``ns`` that quote a needle in their namespace labels, their key or any string of their value
+    (the key "QX4471" of an item whose text never names the code; fifteenth breaker run) -> their rows (``path``,
+    ``key``, ``value``, ``observation_id``)."""
+    if not needles:
+        return []
     out = []
-    for row in led.query("SELECT path, key, value, observation_id, created_at FROM items WHERE namespace=?", (ns,)):
+    for row in led.query("SELECT path, key, value, observation_id FROM items WHERE namespace=?", (ns,)):
         try:
             strings = list(value_strings(json.loads(row["value"])))
         except ValueError:
             strings = [row["value"]]
-        if (
-            row["observation_id"] in obs_ids
-            or path_ref(row["path"], row["key"]) in refs
-            or any(quotes(text, needles) for text in [row["key"], *strings])
-        ):
-            out.append((row["path"], row["key"], row["created_at"]))
+        if any(quotes(text, needles) for text in [row["path"], row["key"], *strings] if isinstance(text, str)):
+            out.append(row)
     return out
+
+
+def _item_observations(led: Ledger, ns: str, items: Sequence[Any]) -> set[str]:
+    """Ids of the observations of ``ns`` that the item rows ``items`` became (by the recorded observation id, and by
+    ref: an item's chunks share its ref)."""
+    if not items:
+        return set()
+    refs = [path_ref(row["path"], row["key"]) for row in items]
+    found = led.query_in("SELECT id FROM observations WHERE namespace=? AND ref IN ({marks})", ns, refs)
+    return {r["id"] for r in found} | {row["observation_id"] for row in items if row["observation_id"]}
 
 
 def _erase_items(cur: Tx, ns: str, items: Sequence[tuple[str, str, str]]) -> int:

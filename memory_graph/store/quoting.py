@@ -23,6 +23,8 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from memory_graph.stopwords import english_stop_words
+
 DISTINCTIVE_ZIPF = 2.0
 QUOTE_MIN_CHARS = 40
 QUOTE_MIN_WORDS = 8
@@ -611,19 +613,13 @@ SECRET_MAX_WORDS = 6
 """A password or passphrase of at most this many words is a value ("correct horse battery staple")."""
 
 
-@functools.lru_cache(maxsize=1)
-def _function_words() -> frozenset[str]:
-    """scikit-learn's English stop-word list, imported on first use (as ``linking`` does)."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
 
 
 def is_phrase(words: Sequence[str]) -> bool:
     """Whether words given as a password are a passphrase ("correct horse battery staple", "Blue Fish Sunday"), not
     a description of where or what it is ("in the drawer", "the usual one", "changed every month": a function
     word; ninth breaker run, F1): two to ``SECRET_MAX_WORDS`` words, none a function word."""
-    stop = _function_words()
+    stop = english_stop_words()
     return 1 < len(words) <= SECRET_MAX_WORDS and not any(w.strip(_PUNCT).lower() in stop for w in words)
 
 
