@@ -36,6 +36,7 @@ from memory_graph.records import FORGET_REQUEST, Recall, RecallItem, Status, is_
 from memory_graph.store import IndexQuery, Store, new_id
 from memory_graph.store.ledger import Candidates
 from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
+from memory_graph.store.readers import side_by_side
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
 from memory_graph.usefulness import (
@@ -321,8 +322,12 @@ def recall(
     budget = check_budget(ctx.budget_tokens if budget_tokens is None else budget_tokens)
     as_of_iso = to_iso(parse_time(as_of)) if as_of is not None and as_of != "" else None
     ns = ctx.user_id
-    vector = query_vector if query_vector is not None else store.embed([query])[0]
     with store.session():  # one hold of the store for every read and the record's write
+        # the query's embedding beside its lexical search (``side_by_side``: neither needs the other)
+        vector, lexical = side_by_side([
+            (lambda: query_vector) if query_vector is not None else (lambda: store.embed([query])[0]),
+            lambda: store.search_lexical(ns, query, LEXICAL_FETCH),
+        ])
         pool_size = max(40, 4 * ctx.max_items)
         chains = not as_of_iso and not include_history
         # the pool comes from the store's OVERFETCH nearest memories unless fewer than a full context's lines
@@ -335,7 +340,6 @@ def recall(
         found, (near_messages,) = store.search(vector, ns, requests, [_observation_request(pool_size // 2, as_of_iso)])
         known: dict[str, np.ndarray] = {}  # stored vectors read by id in this recall (extra candidates, presentation)
         hits = found[0]
-        lexical = store.search_lexical(ns, query, LEXICAL_FETCH)
         old = found[1] if chains else []
         # one ledger read: the rows, successors and statistics of the vector and lexical hits, and the chain heads
         pool = store.ledger.recall_candidates(ns, [*(h[0] for h in hits), *lexical], [m for m, _ in old])

@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,7 @@ from memory_graph.store.index import (
 )
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.lexical import LEXICAL_K
+from memory_graph.store.readers import side_by_side
 from memory_graph.store.sql import is_database_url, looks_like_url, redact_url
 from memory_graph.store.tx import Tx, new_id, now_iso
 from memory_graph.timeutil import to_epoch
@@ -580,8 +582,9 @@ class Store:
         fields = set().union(*(filter_fields(r.where) for r, _ in requests))
         found: dict[int, list[tuple[str, float]]] = {}
         while True:
-            near = {part: index.nearest(namespace, part, vector, fetch)
-                    for part in dict.fromkeys(p for r, kind in requests for p in kind.parts_of(r))}
+            parts = list(dict.fromkeys(p for r, kind in requests for p in kind.parts_of(r)))
+            near = dict(zip(parts, side_by_side([partial(index.nearest, namespace, part, vector, fetch) for part in parts]),
+                            strict=True))
             fetched = list(dict.fromkeys(i for hits in near.values() for i, _ in hits))
             tables = list(dict.fromkeys(kind.table for _, kind in requests))
             read = self.ledger.filter_rows(namespace, fetched, tables)  # this namespace's rows, one read for all kinds

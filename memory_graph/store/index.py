@@ -19,10 +19,13 @@ import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from memory_graph.store.readers import side_by_side
 
 FAR_FUTURE = 253402300800  # 10000-01-01T00:00:00Z, after every storable time: stands for "still valid"
 log = logging.getLogger(__name__)
@@ -278,16 +281,22 @@ class VectorIndex:
         return set(collection.get(ids=list(ids), include=[])["ids"])
 
     def vectors(self, namespace: str, ids: Sequence[str], parts: Sequence[str] = PARTS) -> dict[str, np.ndarray]:
-        """Stored embeddings of ``ids`` (those present in ``namespace``'s ``parts``) -> ``{id: vector}``."""
-        out: dict[str, np.ndarray] = {}
-        for part in parts:
-            wanted = [i for i in dict.fromkeys(ids) if i not in out]
-            collection = self.collection(namespace, part) if wanted else None
-            if collection is None:
-                continue
+        """Stored embeddings of ``ids`` (those present in ``namespace``'s ``parts``) -> ``{id: vector}``. The
+        parts are read side by side (``readers.side_by_side``); a record found in two parts (a move cut short)
+        takes the vector of the first of ``parts``."""
+        wanted = list(dict.fromkeys(ids))
+        collections = [c for part in parts if wanted and (c := self.collection(namespace, part)) is not None]
+
+        def read(collection: Any) -> dict[str, np.ndarray]:
+            found: dict[str, np.ndarray] = {}
             for start in range(0, len(wanted), 2000):
                 got = collection.get(ids=wanted[start : start + 2000], include=["embeddings"])
-                out.update((i, np.asarray(v, dtype=np.float32)) for i, v in zip(got["ids"], got["embeddings"], strict=True))
+                found.update((i, np.asarray(v, dtype=np.float32)) for i, v in zip(got["ids"], got["embeddings"], strict=True))
+            return found
+
+        out: dict[str, np.ndarray] = {}
+        for found in side_by_side([partial(read, c) for c in collections]):
+            out.update((i, v) for i, v in found.items() if i not in out)
         return out
 
     def nearest(self, namespace: str, part: str, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
