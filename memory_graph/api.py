@@ -41,6 +41,10 @@ def check_id(value: Any, what: str = "memory_id") -> str:
     return value
 
 
+MAX_TASK_CHARS = 200
+"""Longest task class label (``Memory.recall(task=...)``)."""
+
+
 def _check_text(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"{what} must be a non-empty string")
@@ -222,7 +226,7 @@ class Memory:
         Args:
             budget_tokens: tokens of the whole context block (1 to 1,000,000; default ``Context.budget_tokens``).
             as_of: what was held at that time (datetime or ISO-8601; naive = UTC).
-            task: the task class whose learned usefulness applies (any short string).
+            task: the task class whose learned usefulness applies (a label of 1 to ``MAX_TASK_CHARS`` characters).
 
         Returns:
             ``Recall`` with ``id`` (for :meth:`feedback`), ``context`` (the fenced block), ``items`` (best
@@ -230,7 +234,7 @@ class Memory:
 
         Raises:
             InvalidInputError: empty query, a budget that is not a whole number in range, an invalid ``as_of``,
-                a ``task`` that is not a string.
+                a ``task`` that is not a string or is longer than ``MAX_TASK_CHARS``.
         """
         self._check_open()
         _check_text(query, "query")
@@ -246,7 +250,9 @@ class Memory:
 
             as_of = to_iso(parse_time(as_of))
         if task is not None:
-            task = _check_text(task, "task")[:200]
+            task = _check_text(task, "task")
+            if len(task) > MAX_TASK_CHARS:  # a label, kept in each shown memory's statistics: never cut silently
+                raise InvalidInputError(f"task is a short label of at most {MAX_TASK_CHARS} characters, got {len(task)}")
         include_history = _check_bool(include_history, "include_history")
         from memory_graph.retrieval import recall  # what the subgraph's retrieve node runs for a query alone
 

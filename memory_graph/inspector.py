@@ -28,10 +28,11 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from importlib import resources
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import parse_qs
 
-from memory_graph.records import LIVE_STATUSES
+from memory_graph.errors import InvalidInputError
+from memory_graph.records import LIVE_STATUSES, Status
 from memory_graph.usefulness import Posterior
 
 RECENT_RECALLS = 50
@@ -275,9 +276,12 @@ def memory_list(data: dict[str, Any], query: str = "", status: str = "", offset:
     ...]}`` (``total``: all memories; ``matched``: those that pass). O(memories) per call.
 
     Raises:
-        InvalidInputError: ``offset`` < 0 or ``limit`` outside 1..MAX_PAGE.
+        InvalidInputError: ``offset`` < 0 or ``limit`` outside 1..MAX_PAGE, a ``status`` that is no memory status
+            (one the page never offers answered "no matches": sixteenth breaker run).
     """
     _check_page(offset, limit)
+    if status and status not in get_args(Status):
+        raise InvalidInputError(f"status must be one of {', '.join(get_args(Status))}, got {status!r}")
     words = query.lower().split()
     hits = [m for m in data["memories"]
             if (not status or m["status"] == status) and all(w in m["search"] for w in words)]

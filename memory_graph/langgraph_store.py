@@ -80,7 +80,8 @@ def _time(iso: str) -> datetime:
 def _check_filter(flt: Any) -> dict[str, Any] | None:
     """A search's ``filter``: None or a dict of value field -> wanted value; else ``InvalidInputError``."""
     if flt is not None and not (isinstance(flt, dict) and all(isinstance(k, str) for k in flt)):
-        raise InvalidInputError(f"filter must be a dict of value fields to match, got {type(flt).__name__}")
+        what = "a dict whose keys are not all strings" if isinstance(flt, dict) else type(flt).__name__
+        raise InvalidInputError(f"filter must be a dict of value fields (strings) to match, got {what}")
     return flt
 
 

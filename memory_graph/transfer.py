@@ -649,6 +649,8 @@ def _without_erased(tx: Any, user: str, records: list[_Record]) -> list[_Record]
             keys[n] = [tombstones.event_key(user, r.memory_id, r.event, json.dumps(r.detail, default=str), r.created_at)]
         elif isinstance(r, (MemoryRecordOut, LinkRecord, RecallRecord, FeedbackRecord)):
             keys[n] = [tombstones.id_key(r.id)]
+        elif isinstance(r, StatsRecord) and r.task_class:
+            keys[n] = [tombstones.task_key(user, r.task_class)]
     erased = tx.erased_among(sorted({k for ks in keys.values() for k in ks}))
     if not erased:
         return records

@@ -43,6 +43,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
         lambda m: m.feedback("abc", "yes"),
         lambda m: m.forget("abc", hard="yes"),
         lambda m: m.recall("x", budget_tokens=2),  # below the block's own size (found by the breaker)
+        lambda m: m.recall("x", task="t" * 201),  # a task label was cut to 200 characters silently
     ],
 )
 def test_reported_reproductions_raise_invalid_input(shared: Memory, call: Any) -> None:

@@ -852,6 +852,102 @@ def test_an_item_or_message_quoting_the_code_goes_with_what_it_became(
     assert not [f for f in (tmp_path / "s").rglob("*") if f.is_file() and b"QX4471" in f.read_bytes()]
 
 
+def test_a_recall_record_whose_query_holds_a_plain_secret_goes_with_it(mem: Memory) -> None:
+    """Fifteenth breaker run (low): a recall record whose query quoted an erased plain value ("is my PIN 4471 or
+    4417?", a phone number's last digits) stayed, and recall records are never listed among possible quotes. A
+    recall record is the system's log: it goes when its query or task holds what a kept message is listed for."""
+    refs = _observe(mem, ["My bank PIN is 4471.", "My phone number is +49 170 5550123.", "I swim on Tuesdays.",
+                          "My locker code is QX4471."])
+    asked = [mem.recall("is my PIN 4471 or 4417?"), mem.recall("whose number is 5550123?"),
+             mem.recall("when do I swim?", task="pin 4471"), mem.recall("when do I swim?", task="locker QX4471")]
+    kept = mem.recall("what do I do on Tuesdays?")
+    for text in ["My bank PIN is 4471.", "My phone number is +49 170 5550123.", "My locker code is QX4471."]:
+        mem.forget(_memory_of(mem, refs[text]), hard=True)
+    exported = "".join(export_lines(mem.store, "dana"))
+    assert "4471" not in exported and "5550123" not in exported  # a task label learned in stats went too
+    recall_ids = {r["id"] for r in map(json.loads, exported.splitlines()) if r["type"] == "recall"}
+    assert recall_ids == {kept.id} and not recall_ids & {r.id for r in asked}
+
+
+def test_a_user_id_holding_the_erased_number_keeps_the_users_items(tmp_path: Path) -> None:
+    """Sixteenth breaker run (critical): user "cust-48213597" erasing "My customer number is 48213597." lost
+    every item it had put: each item's path and ref begin with the user id, which was read as a quote."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        user = "cust-48213597"
+        store.put((user, "prefs"), "tea", {"content": "I like green tea in the morning."})
+        store.put((user, "calendar"), "dentist", {"content": "Dentist appointment on Friday at 9."})
+        with Memory(tmp_path / "s", user_id=user) as mem:
+            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+            target = mem.observe("My customer number is 48213597.", time="2024-01-01")[0]["id"]
+            preview = mem.forget(target, hard=True, dry_run=True)
+            assert preview["items"] == [] and list(preview["observation_texts"].values()) == ["My customer number is 48213597."]
+            mem.forget(target, hard=True)
+        assert {i.key for i in store.search((user,), limit=10)} == {"tea", "dentist"}
+    finally:
+        store.close()
+
+
+def test_an_item_whose_older_put_quoted_the_code_keeps_its_current_text(tmp_path: Path) -> None:
+    """Sixteenth breaker run (high): an item put twice, whose first version quoted the erased code, was deleted,
+    and the message of its current version stayed without it, recallable. The old version's message goes (it
+    quoted), the item and its current message stay."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        store.put(("dana", "tickets"), "t1", {"content": "Ticket about locker QX4471 opened."})
+        store.put(("dana", "tickets"), "t1", {"content": "Ticket closed: the gym replaced the broken bench."})
+        with Memory(tmp_path / "s", user_id="dana") as mem:
+            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+            target = mem.observe("My locker code is QX4471.", time="2030-01-01")[0]["id"]
+            preview = mem.forget(target, hard=True, dry_run=True)
+            assert preview["items"] == []
+            assert set(preview["observation_texts"].values()) == {"My locker code is QX4471.",
+                                                                  "Ticket about locker QX4471 opened."}
+            mem.forget(target, hard=True)
+            exported = "".join(export_lines(mem.store, "dana"))
+        item = store.get(("dana", "tickets"), "t1")
+        assert item is not None and item.value == {"content": "Ticket closed: the gym replaced the broken bench."}
+        assert "QX4471" not in exported and "broken bench" in exported
+    finally:
+        store.close()
+
+
+def test_a_message_whose_session_holds_the_code_goes_and_the_speakers_name_is_no_quote(mem: Memory) -> None:
+    """Sixteenth breaker run: a message whose session id held the erased code stayed. A session id is the
+    caller's label of the message: judged as its ref is. Who said a message is judged with identifiers only: a
+    name erased from a slot does not take every message that person said."""
+    mem.observe("We talked about the gym.", session_id="case-QX4471", time="2024-01-01")
+    mem.observe("The garden party is on Sunday.", speaker="Melanie", time="2024-01-02")
+    target = mem.observe("My locker code is QX4471.", time="2024-01-03")[0]["id"]
+    friend = mem.observe("My best friend is called Melanie.", time="2024-01-04")[0]["id"]
+    mem.forget(target, hard=True)
+    mem.forget(friend, hard=True)
+    exported = "".join(export_lines(mem.store, "dana"))
+    assert "QX4471" not in exported and "talked about the gym" not in exported
+    assert "The garden party is on Sunday." in exported
+
+
+def test_an_import_does_not_bring_back_a_task_label_that_quoted_erased_content(tmp_path: Path) -> None:
+    """Sixteenth breaker run (critical by the contract): the statistics learned under the task "support ticket
+    QX4471" kept the code after its recall record was erased, and an older export brought them back."""
+    from memory_graph.transfer import import_records
+
+    with Memory(tmp_path / "s", user_id="dana") as mem:
+        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        target = mem.observe("My locker code is QX4471.", time="2024-01-01")[0]["id"]
+        mem.observe("I swim on Tuesdays.", time="2024-01-02")
+        mem.recall("when do I swim?", task="support ticket QX4471")
+        before = [json.loads(line) for line in export_lines(mem.store, "dana")]
+        assert any(r["type"] == "stats" and "QX4471" in r["task_class"] for r in before)
+        mem.forget(target, hard=True)
+        result = import_records(mem.store, before)
+        assert result["skipped"]["stats"] >= 1
+        exported = "".join(export_lines(mem.store, "dana"))
+    assert "QX4471" not in exported and "swim" in exported
+
+
 def test_the_list_of_kept_messages_puts_those_holding_the_secret_first(mem: Memory) -> None:
     """Twelfth breaker run (N3): ``possible_quotes`` was cut to 50 in id order, so among 300 messages naming the
     year the one quoting the PIN was left out, with no sign of the cut. Those holding a secret's value come first,

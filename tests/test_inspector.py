@@ -423,6 +423,8 @@ def test_the_live_api_pages_memories_and_chains(big: dict[str, Any]) -> None:
         live.api("/api/memory", {"id": "nope"})
     with pytest.raises(InvalidInputError):
         live.api("/api/memories", {"offset": "-1"})
+    with pytest.raises(InvalidInputError):  # a status no memory has was "no matches" (sixteenth breaker run)
+        live.api("/api/memories", {"status": "bogus"})
     with pytest.raises(InvalidInputError):
         live.api("/api/chain", {"id": "m00001", "limit": "100000"})
     with pytest.raises(NotFoundError):
@@ -435,6 +437,7 @@ def test_the_live_server_answers_json_and_errors(big: dict[str, Any]) -> None:
     assert [m["id"] for m in json.loads(body)["memories"]] == ["m04998", "m04997"]
     assert _get(big["url"] + "api/memory?id=nope")[0] == 404
     assert _get(big["url"] + "api/memories?limit=x")[0] == 400
+    assert _get(big["url"] + "api/memories?status=bogus")[0] == 400
     assert _get(big["url"] + "api/memory?id=m00001")[2]["Content-Security-Policy"].startswith("default-src 'none'")
 
 

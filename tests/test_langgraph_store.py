@@ -4,6 +4,7 @@ and storage injected into the memory subgraph (two stores in one process never m
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -68,6 +69,35 @@ def test_bad_namespaces_keys_and_values_are_refused(mstore: MemoryStore) -> None
     with pytest.raises(InvalidInputError):
         mstore.put(("a" * 300,), "k", {"content": "x"})  # a user id the memory refuses
     assert mstore.get(("alice",), "k") is None  # nothing was written
+
+
+def test_a_value_nested_deeper_than_the_export_can_read_is_refused(mstore: MemoryStore, tmp_path: Path) -> None:
+    """Sixteenth breaker run (high): a value nested 490 deep was stored, and ``memory-graph export`` then failed
+    with Python's RecursionError, so the user's store could not be moved. ``MAX_VALUE_DEPTH`` levels export and
+    import back; one more is refused before anything is written."""
+    from memory_graph.store.items import MAX_VALUE_DEPTH
+    from memory_graph.transfer import export_lines, import_records
+
+    def nested(depth: int) -> dict[str, Any]:
+        value: dict[str, Any] = {"content": "the deepest note"}
+        for _ in range(depth - 1):
+            value = {"inner": value}
+        return value
+
+    with pytest.raises(InvalidInputError, match="nest"):
+        mstore.put(("alice", "deep"), "too", nested(MAX_VALUE_DEPTH + 1))
+    assert mstore.get(("alice", "deep"), "too") is None
+    mstore.put(("alice", "deep"), "ok", nested(MAX_VALUE_DEPTH))
+    lines = list(export_lines(mstore.memory_graph_store, "alice"))
+    other = MemoryStore(tmp_path / "copy")
+    try:
+        import_records(other.memory_graph_store, [json.loads(line) for line in lines])
+        got = other.get(("alice", "deep"), "ok")
+        assert got is not None and got.value == nested(MAX_VALUE_DEPTH)
+    finally:
+        other.close()
+    with pytest.raises(InvalidInputError, match="keys are not all strings"):
+        mstore.search(("alice",), filter={1: 2})  # type: ignore[dict-item]
 
 
 def test_async_forms_work(mstore: MemoryStore) -> None:

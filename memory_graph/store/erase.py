@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_graph.store import tombstones
-from memory_graph.store.items import path_ref, value_strings
+from memory_graph.store.items import ITEM_REF, parse_item_ref, path_ref, value_strings
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.quoting import (
     HASHED_MARK,
@@ -101,6 +101,8 @@ class Plan:
                    without being taken as quotes: shown to the user, who may erase them by id (at most
                    ``POSSIBLE_MAX``, those holding a secret's value first: :func:`_possible`)
     possible_total how many such messages there are in all
+    shared         what those messages share with the erased content (``quoting.shared_tokens``): a recall record
+                   (the system's own log) whose query or task holds any of it goes too (:func:`apply`)
     """
 
     memories: list[str]
@@ -111,6 +113,7 @@ class Plan:
     items: list[tuple[str, str, str]] = field(default_factory=list)
     possible: list[str] = field(default_factory=list)
     possible_total: int = 0
+    shared: list[str] = field(default_factory=list)
 
 
 POSSIBLE_MAX = 50
@@ -163,11 +166,12 @@ def plan(
     ]
     erased_ids = sorted((targets | only_erased) & set(mems))
     needles = needles_of(texts, slots, erased_ids, secrets, names, phrases) if by_quotation else [f"m:{m}" for m in erased_ids]
-    # a message quotes erased content in its text or its ref ("ticket-QX4471"), or it became an item that quotes it
-    # in its key, namespace labels or any field: the item goes, and its message with it (fifteenth breaker run)
-    quoted_items = _items_quoting(led, ns, needles)
-    quoting = (_quoting(led, ns, "observations", "text", needles) | _quoting(led, ns, "observations", "ref", needles)
-               | _item_observations(led, ns, quoted_items)) - obs_ids
+    # a message quotes erased content in its text or another field ("ticket-QX4471" as its ref or session), or it
+    # became an item that goes: one quoting it in its key, labels or any field, or one whose current text is an
+    # erased message. An item goes with every message it became (fifteenth and sixteenth breaker runs)
+    quoting = _messages_quoting(led, ns, needles) - obs_ids
+    items = _items_to_erase(led, ns, obs_ids | quoting, needles)
+    quoting |= {o for item in items for o in item.messages} - obs_ids
     all_obs = obs_ids | quoting
     said = {
         same_text(r["text"]) for r in [*obs_rows.values(), *led.observations(ns, sorted(quoting)).values()]
@@ -178,12 +182,11 @@ def plan(
     kept = _supported_elsewhere(led, ns, candidates, all_obs, needles, said)
     erased = (targets & set(mems)) | (candidates - kept)
     same = {t for t in said | {same_text(mems[m]["text"]) for m in targets if m in mems} if identifies(t)}
-    items = _items_to_erase(led, ns, all_obs, quoted_items)
     values = [*secrets, *phrases, *names, *(v for t in texts for v in secret_values(t))]
     shared = shared_tokens([r["text"] for r in obs_rows.values()], values) if by_quotation else []
     possible = _possible(led, ns, shared, all_obs)
-    return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept), items, possible[:POSSIBLE_MAX],
-                len(possible))
+    return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept),
+                [(i.path, i.key, i.created_at) for i in items], possible[:POSSIBLE_MAX], len(possible), shared)
 
 
 def _possible(led: Ledger, ns: str, shared: Sequence[str], erased: set[str]) -> list[str]:
@@ -291,7 +294,10 @@ def apply(cur: Tx, ns: str, planned: Plan) -> dict[str, int]:
     """Delete the planned rows inside the caller's transaction ``cur``; queue their index records for deletion.
     A recall record goes when its query quotes a needle or is an erased text (``Plan.same``: each chat turn's
     recall record's query is the user's message, which a short message without an identifier never quoted;
-    fourth breaker run). Returns counts of what else was erased or restored."""
+    fourth breaker run), and when its query or task holds what the kept messages are listed for sharing
+    (``Plan.shared``: a plain PIN, a phone number's last digits, "is my PIN 4471 or 4417?"; fifteenth breaker run):
+    a recall record is the system's log, which no user erases by id, so it is not listed but erased.
+    Returns counts of what else was erased or restored."""
     mem_ids, obs_ids, needles = planned.memories, planned.observations, planned.needles
     same = set(planned.same)
     mset, oset = set(mem_ids), set(obs_ids)
@@ -361,7 +367,8 @@ def apply(cur: Tx, ns: str, planned: Plan) -> dict[str, int]:
     for rec in cur.execute(
         "SELECT id, query, task, candidates, chosen FROM recalls WHERE namespace=?", (ns,)
     ).fetchall():
-        if quotes(rec["query"], needles) or quotes(rec["task"], needles) or same_text(rec["query"]) in same:
+        said = [rec["query"], *([rec["task"]] if rec["task"] else [])]
+        if any(quotes(text, needles) or quotes(text, planned.shared) for text in said) or same_text(rec["query"]) in same:
             tombstones.remember(
                 cur,
                 [tombstones.id_key(rec["id"])]
@@ -384,6 +391,11 @@ def apply(cur: Tx, ns: str, planned: Plan) -> dict[str, int]:
             "UPDATE recalls SET candidates=?, chosen=? WHERE id=?",
             (json.dumps(cands), json.dumps(chosen), rec["id"]),
         )
+    for row in cur.execute("SELECT DISTINCT task_class FROM stats WHERE namespace=?", (ns,)).fetchall():
+        task = row["task_class"]  # a caller's task label, learned per memory: it goes as the recall's task does
+        if task and (quotes(task, needles) or quotes(task, planned.shared)):
+            tombstones.remember(cur, [tombstones.task_key(ns, task)])
+            cur.execute("DELETE FROM stats WHERE namespace=? AND task_class=?", (ns, task))
     for row in cur.execute("SELECT id, reason FROM links WHERE namespace=?", (ns,)).fetchall():
         if quotes(row["reason"], needles):
             cur.execute("UPDATE links SET reason='(erased)' WHERE id=?", (row["id"],))
@@ -429,46 +441,91 @@ def _remember_erased(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str]) -
     tombstones.remember(cur, keys)
 
 
-def _items_to_erase(led: Ledger, ns: str, obs_ids: set[str], quoted: Sequence[Any]) -> list[tuple[str, str, str]]:
-    """The ``BaseStore`` items of ``ns`` whose text became an erased observation (by its ref or its recorded
-    observation id) or that quote erased text anywhere (``quoted``: :func:`_items_quoting`): the item keeps its
-    value as given, a copy of what is erased (issue 21) -> ``[(path, key, created_at)]``. Listed in the plan, so
-    that a preview shows them (ninth breaker run, F8)."""
-    refs = {r["ref"] for r in led.observations(ns, sorted(obs_ids)).values() if r["ref"]}
-    quoting = {(row["path"], row["key"]) for row in quoted}
-    return [
-        (row["path"], row["key"], row["created_at"])
-        for row in led.query("SELECT path, key, observation_id, created_at FROM items WHERE namespace=?", (ns,))
-        if row["observation_id"] in obs_ids or path_ref(row["path"], row["key"]) in refs
-        or (row["path"], row["key"]) in quoting
-    ]
+MESSAGE_FIELDS = ("text", "ref", "session_id")
+"""The fields of a message judged for quotes with every needle: its text and the caller's labels of it (a ref
+"ticket-QX4471", a session "case-QX4471"; fifteenth and sixteenth breaker runs)."""
+PARTY_FIELDS = ("speaker", "source")
+"""Who said a message: judged with the identifier needles only (a code, a number, an e-mail: "BotQX4471"), never a
+name or a rare word, or erasing "my friend is called Melanie" would take every message Melanie said."""
 
 
-def _items_quoting(led: Ledger, ns: str, needles: Sequence[str]) -> list[Any]:
-    """The items of ``ns`` that quote a needle in their namespace labels, their key or any string of their value
-    (the key "QX4471" of an item whose text never names the code; fifteenth breaker run) -> their rows (``path``,
-    ``key``, ``value``, ``observation_id``)."""
+def _messages_quoting(led: Ledger, ns: str, needles: Sequence[str]) -> set[str]:
+    """Ids of the messages of ``ns`` that quote a needle in any of ``MESSAGE_FIELDS`` (an identifier needle in
+    ``PARTY_FIELDS``). An item's ref is judged without the namespace's first label, the user id itself (a user
+    "cust-48213597" erasing the customer number 48213597 did not quote it in every item it put; sixteenth breaker
+    run)."""
     if not needles:
-        return []
-    out = []
-    for row in led.query("SELECT path, key, value, observation_id FROM items WHERE namespace=?", (ns,)):
-        try:
-            strings = list(value_strings(json.loads(row["value"])))
-        except ValueError:
-            strings = [row["value"]]
-        if any(quotes(text, needles) for text in [row["path"], row["key"], *strings] if isinstance(text, str)):
-            out.append(row)
+        return set()
+    identifiers = [n for n in needles if is_word_needle(n) and not n.startswith(VALUE_MARK)
+                   and any(c.isdigit() or c == "@" for c in n)]
+    out = set()
+    for row in led.query(f"SELECT id, {', '.join(MESSAGE_FIELDS + PARTY_FIELDS)} FROM observations WHERE namespace=?", (ns,)):
+        parsed = parse_item_ref(row["ref"])
+        labels = [row["session_id"], *([*parsed[0][1:], parsed[1]] if parsed is not None else [row["ref"]])]
+        if (any(isinstance(text, str) and text and quotes(text, needles) for text in [row["text"], *labels])
+                or any(isinstance(row[f], str) and row[f] and quotes(row[f], identifiers) for f in PARTY_FIELDS)):
+            out.add(row["id"])
     return out
 
 
-def _item_observations(led: Ledger, ns: str, items: Sequence[Any]) -> set[str]:
-    """Ids of the observations of ``ns`` that the item rows ``items`` became (by the recorded observation id, and by
-    ref: an item's chunks share its ref)."""
-    if not items:
-        return set()
-    refs = [path_ref(row["path"], row["key"]) for row in items]
-    found = led.query_in("SELECT id FROM observations WHERE namespace=? AND ref IN ({marks})", ns, refs)
-    return {r["id"] for r in found} | {row["observation_id"] for row in items if row["observation_id"]}
+@dataclass
+class _Item:
+    """A ``BaseStore`` item a hard delete takes, with every message it became (each put's, each chunk's)."""
+
+    path: str
+    key: str
+    created_at: str
+    messages: set[str]
+
+
+def _items_to_erase(led: Ledger, ns: str, erased: set[str], needles: Sequence[str]) -> list[_Item]:
+    """The ``BaseStore`` items of ``ns`` that a hard delete erasing the messages ``erased`` takes: those whose
+    current text (the messages of their latest put: :func:`_current_messages`) is erased, and those quoting a
+    needle in their namespace labels (the user's own, the first, aside), key or any string of their value (the
+    key "QX4471" of an item whose text never names the code). An item keeps its value as given, a copy of what is
+    erased (issue 21). An item whose older put only was erased (it quoted) is kept, with its current text
+    (sixteenth breaker run: it went, and its current message stayed without it). Listed in the plan, so that a
+    preview shows them (ninth breaker run, F8)."""
+    rows = led.query("SELECT path, key, value, observation_id, created_at FROM items WHERE namespace=?", (ns,))
+    if not rows:
+        return []
+    refs: dict[str, list[Any]] = {}
+    for obs in led.query("SELECT id, ref, chunk FROM observations WHERE namespace=? AND ref LIKE ? ORDER BY time, rowid",
+                         (ns, ITEM_REF + "%")):
+        refs.setdefault(obs["ref"], []).append(obs)
+    out = []
+    for row in rows:
+        messages = refs.get(path_ref(row["path"], row["key"]), [])
+        every = {m["id"] for m in messages} | ({row["observation_id"]} if row["observation_id"] else set())
+        if _current_messages(messages, row["observation_id"]) & erased or _item_quotes(row, needles):
+            out.append(_Item(row["path"], row["key"], row["created_at"], every))
+    return out
+
+
+def _current_messages(messages: Sequence[Any], last: str | None) -> set[str]:
+    """Ids of the messages an item's latest put became: ``last`` (the item's recorded message, the last chunk of
+    that put) and the chunks before it (a chunk's number counts them). Without a recorded message, all of them."""
+    at = next((n for n, m in enumerate(messages) if m["id"] == last), None)
+    if at is None:
+        return {m["id"] for m in messages} | ({last} if last else set())
+    return {m["id"] for m in messages[max(0, at - int(messages[at]["chunk"] or 1) + 1) : at + 1]}
+
+
+def _item_quotes(row: Any, needles: Sequence[str]) -> bool:
+    """Whether an item row quotes a needle in its namespace labels after the first (the user id), its key or any
+    string of its value."""
+    if not needles:
+        return False
+    try:
+        labels = json.loads(row["path"])
+        labels = [str(p) for p in labels[1:]] if isinstance(labels, list) else [row["path"]]
+    except ValueError:
+        labels = [row["path"]]
+    try:
+        strings = list(value_strings(json.loads(row["value"])))
+    except ValueError:
+        strings = [row["value"]]
+    return any(isinstance(text, str) and quotes(text, needles) for text in [*labels, row["key"], *strings])
 
 
 def _erase_items(cur: Tx, ns: str, items: Sequence[tuple[str, str, str]]) -> int:

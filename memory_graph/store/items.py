@@ -41,27 +41,59 @@ def path_ref(path: str, key: str) -> str:
     return item_ref([str(p) for p in parts] if isinstance(parts, list) else [path], key)
 
 
+def parse_item_ref(ref: str | None) -> tuple[list[str], str] | None:
+    """``(namespace labels, key)`` of an :func:`item_ref`, or None for any other ref."""
+    if not ref or not ref.startswith(ITEM_REF):
+        return None
+    try:
+        parts, end = json.JSONDecoder().raw_decode(ref, len(ITEM_REF))
+    except ValueError:
+        return None
+    if not (isinstance(parts, list) and parts and ref[end : end + 1] == ":"):
+        return None
+    return [str(p) for p in parts], ref[end + 1 :]
+
+
 def rehomed_ref(ref: str | None, source_user: str, target_user: str) -> str | None:
     """``ref`` with its item namespace moved from ``source_user`` to ``target_user`` when it is the
     :func:`item_ref` of an item of ``source_user`` (an export imported under another user id: the item's message
     must name the item where it now lives, or ``delete`` of the item cannot find its text); any other ref as
     given."""
-    if not ref or not ref.startswith(ITEM_REF) or source_user == target_user:
+    parsed = parse_item_ref(ref) if source_user != target_user else None
+    if parsed is None or parsed[0][0] != source_user:
         return ref
-    try:
-        parts, end = json.JSONDecoder().raw_decode(ref, len(ITEM_REF))
-    except ValueError:
-        return ref
-    if not (isinstance(parts, list) and parts and parts[0] == source_user and ref[end : end + 1] == ":"):
-        return ref
-    return item_ref([target_user, *(str(p) for p in parts[1:])], ref[end + 1 :])
+    return item_ref([target_user, *parsed[0][1:]], parsed[1])
+
+
+MAX_VALUE_DEPTH = 100
+"""Deepest nesting of lists and dicts in an item value: a value nested 490 deep was stored, but the export could
+not read it back (Python's JSON decoder recursion; sixteenth breaker run of issue 21)."""
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and dicts nest in ``value`` (a string or number: 0), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict | list) and level > deepest:
+            deepest = level
+            if level > MAX_VALUE_DEPTH:
+                break
+        if isinstance(node, dict):
+            stack.extend((v, level + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, level + 1) for v in node)
+    return deepest
 
 
 def check_value(value: Any) -> dict[str, Any]:
-    """A put's value as it will be stored: a dict of JSON values (no NaN, no bytes, string keys), storable as
-    UTF-8, at most ``MAX_VALUE_CHARS`` as JSON; else ``InvalidInputError`` (nothing is written)."""
+    """A put's value as it will be stored: a dict of JSON values (no NaN, no bytes, string keys), nested at most
+    ``MAX_VALUE_DEPTH`` deep, storable as UTF-8, at most ``MAX_VALUE_CHARS`` as JSON; else ``InvalidInputError``
+    (nothing is written)."""
     if not isinstance(value, dict):
         raise InvalidInputError(f"an item value is a dict, got {type(value).__name__}")
+    if _depth(value) > MAX_VALUE_DEPTH:
+        raise InvalidInputError(f"an item value may nest lists and dicts at most {MAX_VALUE_DEPTH} deep")
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         text.encode("utf-8")

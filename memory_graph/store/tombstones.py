@@ -13,7 +13,9 @@ What is recorded (one owner of these keys: :func:`keys_of_observation` and frien
 - ``("item", NAMESPACE, ITEM REF, CREATED_AT)``: every erased ``BaseStore`` item (a later ``put`` of the same key
   is another item: it has another ``created_at``);
 - ``("event", NAMESPACE, MEMORY ID, TYPE, DETAIL, CREATED_AT)``: an event whose detail quoted erased text (the
-  event stays, its detail scrubbed; the old detail must not come back).
+  event stays, its detail scrubbed; the old detail must not come back);
+- ``("task", NAMESPACE, TASK CLASS)``: a caller's task label whose learned statistics went because it quoted erased
+  content (sixteenth breaker run: an import brought them back).
 
 The text is never hashed alone, and no digest can be turned back into what it names without the salt and a guess
 of the whole key.
@@ -49,6 +51,10 @@ def observation_keys(ns: str, row: Any) -> list[Key]:
 
 def item_key(ns: str, ref: str, created_at: str) -> Key:
     return ("item", ns, ref, created_at)
+
+
+def task_key(ns: str, task_class: str) -> Key:
+    return ("task", ns, task_class)
 
 
 def event_key(ns: str, memory_id: str | None, type_: str, detail: str, created_at: str) -> Key:
