@@ -2,6 +2,7 @@
 #
 #   make demo   set up, then run the README's main job (ingest examples/conversation.jsonl into ./demo, three asks)
 #   make test   set up, install PostgreSQL and Chromium when missing (only as root), run `python -m pytest -q`
+#               (more pytest options: make test PYTEST_ARGS="--durations=5")
 #
 # Set-up is idempotent: each finished step leaves a stamp file under .venv/.stamps/ and is not redone (the editable
 # install again only when pyproject.toml changed; the demo store is rebuilt only when examples/conversation.jsonl
@@ -92,7 +93,7 @@ demo: demo/.ingested
 	$(MG) ask "Where do I live?" --history $(DEMO)
 
 test: $(STAMPS)/smollm2 $(STAMPS)/system-packages
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
 
 clean-stamps:
 	rm -rf $(STAMPS)

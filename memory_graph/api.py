@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory_graph.config import MAX_USER_CHARS, Context, check_unicode
+from memory_graph.config import MAX_USER_CHARS, Context, check_task, check_unicode
 from memory_graph.errors import ClosedError, InvalidInputError, NotFoundError, StoreError
 from memory_graph.records import Recall
 from memory_graph.store import Store
@@ -39,10 +39,6 @@ def check_id(value: Any, what: str = "memory_id") -> str:
     if not value or len(value) > MAX_ID_CHARS or not value.isprintable():
         raise InvalidInputError(f"{what} must be a printable id of 1 to {MAX_ID_CHARS} characters, got {value[:80]!r}")
     return value
-
-
-MAX_TASK_CHARS = 200
-"""Longest task class label (``Memory.recall(task=...)``)."""
 
 
 def _check_text(value: Any, what: str) -> str:
@@ -226,7 +222,7 @@ class Memory:
         Args:
             budget_tokens: tokens of the whole context block (1 to 1,000,000; default ``Context.budget_tokens``).
             as_of: what was held at that time (datetime or ISO-8601; naive = UTC).
-            task: the task class whose learned usefulness applies (a label of 1 to ``MAX_TASK_CHARS`` characters).
+            task: the task class whose learned usefulness applies (a label of 1 to ``config.MAX_TASK_CHARS`` characters, no control character).
 
         Returns:
             ``Recall`` with ``id`` (for :meth:`feedback`), ``context`` (the fenced block), ``items`` (best
@@ -234,7 +230,7 @@ class Memory:
 
         Raises:
             InvalidInputError: empty query, a budget that is not a whole number in range, an invalid ``as_of``,
-                a ``task`` that is not a string or is longer than ``MAX_TASK_CHARS``.
+                a ``task`` that is not a short label (``config.check_task``).
         """
         self._check_open()
         _check_text(query, "query")
@@ -250,9 +246,7 @@ class Memory:
 
             as_of = to_iso(parse_time(as_of))
         if task is not None:
-            task = _check_text(task, "task")
-            if len(task) > MAX_TASK_CHARS:  # a label, kept in each shown memory's statistics: never cut silently
-                raise InvalidInputError(f"task is a short label of at most {MAX_TASK_CHARS} characters, got {len(task)}")
+            task = check_task(task)
         include_history = _check_bool(include_history, "include_history")
         from memory_graph.retrieval import recall  # what the subgraph's retrieve node runs for a query alone
 

@@ -870,11 +870,24 @@ def _write_html(path: Path, store: str, user: str, chroma: str) -> None:
 
     if path.is_dir():
         raise CliError(f"{path}: is a folder; --html takes a file name", 2)
+    _outside_store(path, store, "--html")
     with _open(store, user, create=False, chroma_url=chroma) as mem:
         data = build_page(mem.store, user)
     _write_atomically(path, render_html(data))
     console.print(_safe(f"wrote {path}: {len(data['memories'])} memories, {len(data['recalls'])} recent recalls of "
                         f"user {user!r}"))
+
+
+def _outside_store(path: Path, store: str, option: str) -> None:
+    """Refuse an output file inside the store's folder (exit 2): ``export --out STORE/ledger.sqlite3`` replaced the
+    ledger, and with it every user's memories (seventeenth breaker run of issue 21). A server store has no folder."""
+    from memory_graph.store.sql import looks_like_url
+
+    if not store or looks_like_url(store):
+        return
+    folder, target = Path(store).expanduser().resolve(), path.expanduser().resolve()
+    if target == folder or folder in target.parents:
+        raise CliError(f"{path}: is inside the store folder {store}; {option} writes a file outside it", 2)
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -939,6 +952,8 @@ def export(
 
     if out is not None and out.is_dir():
         raise CliError(f"{out}: is a folder; --out takes a file name", 2)
+    if out is not None:
+        _outside_store(out, store, "--out")
     with _open(store, user, create=False, chroma_url=chroma) as mem:
         lines = list(export_lines(mem.store, user))
     header = json.loads(lines[0])

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import unicodedata
 from dataclasses import dataclass, field, fields
 from typing import Literal
 
@@ -88,6 +89,26 @@ def check_unicode(what: str, value: str) -> None:
 
 MAX_USER_CHARS = 256
 """Longest ``user_id`` (characters): a namespace is an id, not a document."""
+MAX_TASK_CHARS = 200
+"""Longest task class label (``recall(task=...)``), kept in each shown memory's statistics."""
+
+
+def _has_control(value: str) -> bool:
+    return any(unicodedata.category(c) == "Cc" for c in value)
+
+
+def check_task(value: object) -> str:
+    """A task class label: a non-empty string of at most ``MAX_TASK_CHARS`` characters with no control character
+    (a newline, a NUL), storable as UTF-8; else ``InvalidInputError``. Never cut: two long labels cut alike would
+    merge (seventeenth breaker run: one was cut to 200 characters silently)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError("task must be a non-empty string")
+    check_unicode("task", value)
+    if _has_control(value):
+        raise InvalidInputError("task must not hold control characters (a newline, a NUL)")
+    if len(value) > MAX_TASK_CHARS:
+        raise InvalidInputError(f"task is a short label of at most {MAX_TASK_CHARS} characters, got {len(value)}")
+    return value
 MAX_ITEMS = 100
 """Most memories one recall may return (DESIGN: the knapsack runs over a pool of at most 100 items)."""
 
@@ -179,6 +200,8 @@ class Context:
             if "\x00" in value:
                 raise InvalidInputError(f"{name} is not valid text (NUL)")
             check_unicode(name, value)
+        if _has_control(self.user_id):  # "a\nb" named a namespace no listing shows plainly (seventeenth breaker run)
+            raise InvalidInputError("user_id must not hold control characters (a newline, a tab, a NUL)")
         if len(self.user_id) > MAX_USER_CHARS:
             raise InvalidInputError(f"user_id must be at most {MAX_USER_CHARS} characters, got {len(self.user_id)}")
         if self.max_items > MAX_ITEMS:

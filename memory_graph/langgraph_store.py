@@ -243,9 +243,16 @@ class MemoryStore(BaseStore):
             self._delete(namespace, key)
             return
         value = check_value(op.value)  # all checks before anything is written
-        ref = item_ref(namespace, key)
-        mem.observe(item_text(value), ref=ref)
-        observed = self._store.ledger.observations_of_ref(namespace[0], ref)
+        ref, text = item_ref(namespace, key), item_text(value)
+        mem.observe(text, ref=ref)
+        # the message this put became: the newest of the ref with this text's last chunk. Not simply the newest of
+        # the ref: a put of a text put before re-uses its message (the same ref and text), and an item put A, B, A
+        # pointed at B's message (seventeenth breaker run)
+        from memory_graph.nodes import split_long
+
+        last = split_long({"text": text.strip()})[-1]["text"]
+        of_ref = self._store.ledger.observations_of_ref(namespace[0], ref)
+        observed = [o for o in of_ref if o["text"] == last] or of_ref
         with self._store.write() as tx:
             tx.put_item(namespace[0], path, key, value, observed[-1]["id"] if observed else None)
 

@@ -16,7 +16,7 @@ from memory_graph import credit as credit_mod
 from memory_graph import deadline as deadline_mod
 from memory_graph import linking, llm_linker, relations, retrieval
 from memory_graph.chat_model import make_chat_model
-from memory_graph.config import Context, as_context, check_unicode
+from memory_graph.config import Context, as_context, check_task, check_unicode
 from memory_graph.errors import InvalidInputError
 from memory_graph.extract import llm as llm_extractor
 from memory_graph.extract import rules
@@ -137,6 +137,8 @@ def check_input(state: MemoryState) -> None:
             raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
         if isinstance(value, str):
             check_unicode(name, value)
+    if state.task:  # a label, as ``Memory.recall`` takes one
+        check_task(state.task)
     if not isinstance(state.observations, list) or not all(isinstance(o, dict) for o in state.observations):
         raise InvalidInputError("observations must be a list of {text, speaker, time, ...} objects")
     fb = state.feedback

@@ -33,7 +33,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from memory_graph.config import MAX_USER_CHARS
+from memory_graph.config import MAX_USER_CHARS, check_task
 from memory_graph.errors import InvalidInputError
 from memory_graph.records import FORGET_REQUEST, Kind, Retention, Status
 from memory_graph.store import Store, tombstones
@@ -101,7 +101,18 @@ def check_user(value: Any) -> str:
         raise InvalidInputError(f"user {exc}") from None
 
 
+def _task(value: str) -> str:
+    """A task label as ``recall`` takes one (``config.check_task``); the empty label is the overall one."""
+    if value:
+        try:
+            check_task(value)
+        except InvalidInputError as exc:
+            raise ValueError(str(exc)) from None
+    return value
+
+
 Text = Annotated[str, AfterValidator(_text)]
+Task = Annotated[str, AfterValidator(_text), AfterValidator(_task)]
 Time = Annotated[str, AfterValidator(_time)]
 Id = Annotated[str, AfterValidator(_id)]
 User = Annotated[str, AfterValidator(_user)]
@@ -188,7 +199,7 @@ class EventRecord(_Record):
 class StatsRecord(_Record):
     type: Literal["stats"]
     memory_id: Id
-    task_class: Text = ""
+    task_class: Task = ""
     shown: Count = 0
     credited: Count = 0
     blamed: Count = 0
@@ -207,7 +218,7 @@ class RecallRecord(_Record):
     id: Id
     query: Text
     as_of: Time | None = None
-    task: Text | None = None
+    task: Task | None = None
     budget: Annotated[int, Field(ge=1, le=MAX_INT)]
     candidates: list[dict[str, Any]] = Field(default_factory=list)
     chosen: list[Id] = Field(default_factory=list)
@@ -472,6 +483,10 @@ def parse_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
             raise InvalidInputError(f"line {number}: JSON nested too deeply") from None
 
 
+MAX_EXPORT_BYTES = 256 * 2**20
+"""Largest export file ``read_export`` reads (256 MiB, as `ingest`: about half a million messages of a user)."""
+
+
 def read_export(path: str | Path) -> tuple[Header, list[_Record]]:
     """Read and validate the export file ``path`` (UTF-8 JSON lines); nothing is written.
 
@@ -480,7 +495,12 @@ def read_export(path: str | Path) -> tuple[Header, list[_Record]]:
     """
     file = Path(path)
     try:
-        text = file.read_bytes().decode("utf-8-sig")
+        with file.open("rb") as f:  # never more than the limit in memory (``import /dev/zero`` grew until killed)
+            data = f.read(MAX_EXPORT_BYTES + 1)
+        if len(data) > MAX_EXPORT_BYTES:
+            raise InvalidInputError(f"{file}: larger than {MAX_EXPORT_BYTES // 2**20} MiB; no export of one user is "
+                                    "that large")
+        text = data.decode("utf-8-sig")
     except FileNotFoundError:
         raise InvalidInputError(f"{file}: no such file") from None
     except IsADirectoryError:

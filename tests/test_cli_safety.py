@@ -185,6 +185,53 @@ def test_ingest_names_a_field_of_the_wrong_type_and_writes_nothing(tmp_path: Pat
     assert not (tmp_path / "store").exists()
 
 
+@pytest.mark.parametrize("target", ["ledger.sqlite3", "threads.sqlite3", "chroma/chroma.sqlite3", "new.jsonl"])
+@pytest.mark.parametrize("command", ["export", "inspect"])
+def test_an_output_file_inside_the_store_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, command: str
+) -> None:
+    """Seventeenth breaker run (critical): ``export --out STORE/ledger.sqlite3`` and ``inspect --html`` on it wrote
+    over the ledger, and every user's memories were gone (exit 0)."""
+    from fakes import StemBagEmbedder
+
+    monkeypatch.setattr("memory_graph.store.get_embedder", lambda model="": StemBagEmbedder())
+    store = tmp_path / "store"
+    chat = tmp_path / "chat.txt"
+    chat.write_text("Dana: I live in Porto.\n", encoding="utf-8")
+    assert invoke(["ingest", str(chat), "--store", str(store), "--user", "dana"])[0] == 0
+    before = {f: f.read_bytes() for f in store.rglob("*.sqlite3")}
+    option = "--out" if command == "export" else "--html"
+    code, _, err = invoke([command, option, str(store / target), "--store", str(store), "--user", "dana"])
+    assert code == 2 and "inside the store folder" in one_error_line(err)
+    assert {f: f.read_bytes() for f in store.rglob("*.sqlite3")} == before and not (store / "new.jsonl").exists()
+    code, out, _ = invoke(["export", "--store", str(store), "--user", "dana"])
+    assert code == 0 and "I live in Porto." in out
+
+
+def test_import_reads_at_most_its_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seventeenth breaker run: ``import /dev/zero`` read until the machine ran out of memory."""
+    monkeypatch.setattr("memory_graph.transfer.MAX_EXPORT_BYTES", 1000)
+    big = tmp_path / "big.jsonl"
+    big.write_text("x" * 5000, encoding="utf-8")
+    code, _, err = invoke(["import", str(big), "--store", str(tmp_path / "s")])
+    assert code == 2 and "larger than" in one_error_line(err)
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_user_id_or_task_with_a_control_character_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seventeenth breaker run (low): ``--user $'a\\nb'`` and ``ask --task`` with a control character were taken."""
+    from fakes import StemBagEmbedder
+
+    monkeypatch.setattr("memory_graph.store.get_embedder", lambda model="": StemBagEmbedder())
+    chat = tmp_path / "chat.txt"
+    chat.write_text("Dana: I live in Porto.\n", encoding="utf-8")
+    assert invoke(["ingest", str(chat), "--store", str(tmp_path / "s"), "--user", "dana"])[0] == 0
+    code, _, err = invoke(["inspect", "--store", str(tmp_path / "s"), "--user", "a\nb"])
+    assert code != 0 and "control characters" in one_error_line(err)
+    code, _, err = invoke(["ask", "where?", "--task", "a\x07b", "--store", str(tmp_path / "s"), "--user", "dana"])
+    assert code != 0 and "control characters" in one_error_line(err)
+
+
 # ---- --as-of is strict --------------------------------------------------------------------------------
 
 

@@ -424,6 +424,20 @@ def test_import_refuses_an_item_label_the_store_cannot_read(
         assert mem.inspect()["observations"] == 0
 
 
+def test_import_refuses_a_task_label_recall_would_refuse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seventeenth breaker run (low): an import took task labels of 5,000 characters, which ``recall`` refuses."""
+    from cli_checks import one_error_line
+
+    records = _export(tmp_path)
+    memory = next(r for r in records if r.get("type") == "memory")
+    stats = {"type": "stats", "memory_id": memory["id"], "task_class": "t" * 5000, "shown": 1}
+    header = {**records[0], "counts": {**records[0]["counts"], "stats": records[0]["counts"]["stats"] + 1}}
+    lines = [header, *records[1:], stats]
+    code, stderr = _import(tmp_path, "task", "".join(json.dumps(r) + "\n" for r in lines), monkeypatch)
+    assert code == 2, stderr
+    one_error_line(stderr, "task is a short label")
+
+
 def test_import_refuses_an_item_whose_message_is_nowhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -828,7 +842,8 @@ def test_an_item_or_message_quoting_the_code_goes_with_what_it_became(
     """Fifteenth breaker run (critical, high, medium): an item whose key, field or namespace label held the erased
     code was deleted, but the message it became (its ref spells the key: ``item:[...]:QX4471``) and that message's
     memory stayed, recallable, in the ledger and the export; a message whose ref held the code stayed too. Now
-    such an item takes its message and memories, and a message quoting the code in its ref goes."""
+    such an item takes its message and memories; a message whose own ref quotes the code keeps its text and
+    loses the ref (relabelled ``erased:...``: seventeenth breaker run, a ref is a label, not what was said)."""
     store = MemoryStore(tmp_path / "s")
     try:
         store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
@@ -841,11 +856,13 @@ def test_an_item_or_message_quoting_the_code_goes_with_what_it_became(
                 store.put(*put)
             mem.observe("I swim on Tuesdays.", time="2024-01-03")
             preview = mem.forget(target, hard=True, dry_run=True)
-            assert "My gym locker is on the second floor." in preview["observation_texts"].values()
+            taken = "My gym locker is on the second floor." in preview["observation_texts"].values()
+            assert taken == (put is not None) and (preview["relabelled"] != []) == (put is None)
             mem.forget(target, hard=True)
             exported = "".join(export_lines(mem.store, "dana"))
-            assert "QX4471" not in exported and "gym locker" not in exported and "swim" in exported
-            assert not [i.text for i in mem.recall("where is my gym locker?").items if "locker" in i.text]
+            assert "QX4471" not in exported and ("gym locker" in exported) == (put is None) and "swim" in exported
+            if put is not None:
+                assert not [i.text for i in mem.recall("where is my gym locker?").items if "locker" in i.text]
         assert store.search(("dana",), limit=50) == []
     finally:
         store.close()
@@ -914,19 +931,84 @@ def test_an_item_whose_older_put_quoted_the_code_keeps_its_current_text(tmp_path
         store.close()
 
 
-def test_a_message_whose_session_holds_the_code_goes_and_the_speakers_name_is_no_quote(mem: Memory) -> None:
-    """Sixteenth breaker run: a message whose session id held the erased code stayed. A session id is the
-    caller's label of the message: judged as its ref is. Who said a message is judged with identifiers only: a
-    name erased from a slot does not take every message that person said."""
+def test_a_label_holding_the_code_is_relabelled_and_the_speakers_name_is_no_quote(mem: Memory) -> None:
+    """Sixteenth and seventeenth breaker runs: a message whose session id held the erased code stayed with it; then
+    erasing it took every message sharing the label (a session, an ingested file named after the number). A label
+    quoting erased content is replaced by ``erased:`` and a digest (distinct labels stay distinct), the messages
+    kept. Who said a message is never judged: erasing a friend's name does not take every message she said."""
     mem.observe("We talked about the gym.", session_id="case-QX4471", time="2024-01-01")
+    mem.observe("We booked the climbing wall.", session_id="case-QX4471", time="2024-01-01T01:00:00")
     mem.observe("The garden party is on Sunday.", speaker="Melanie", time="2024-01-02")
     target = mem.observe("My locker code is QX4471.", time="2024-01-03")[0]["id"]
     friend = mem.observe("My best friend is called Melanie.", time="2024-01-04")[0]["id"]
-    mem.forget(target, hard=True)
+    assert len(mem.forget(target, hard=True)["relabelled"]) == 2
     mem.forget(friend, hard=True)
-    exported = "".join(export_lines(mem.store, "dana"))
-    assert "QX4471" not in exported and "talked about the gym" not in exported
-    assert "The garden party is on Sunday." in exported
+    records = [json.loads(line) for line in export_lines(mem.store, "dana")]
+    exported = json.dumps(records)
+    assert "QX4471" not in exported and "The garden party is on Sunday." in exported
+    sessions = {r["session_id"] for r in records if r["type"] == "observation" and "gym" in r["text"] + "wall"}
+    kept = [r for r in records if r["type"] == "observation" and r["text"] in
+            ("We talked about the gym.", "We booked the climbing wall.")]
+    assert len(kept) == 2 and len({r["session_id"] for r in kept}) == 1 and kept[0]["session_id"].startswith("erased:")
+    assert sessions
+
+
+def test_the_users_own_id_is_never_a_quote(tmp_path: Path) -> None:
+    """Seventeenth breaker run (critical, high): user "cust-48213597" erasing the number 48213597 lost every item
+    whose key, label or field named the user, every message whose ref or session named it, and the history of
+    every item's memory; an ingested file named after the number lost its whole history. The user id is cut out of
+    every text before needles are sought; a label is relabelled, never a reason to erase what was said."""
+    user = "cust-48213597"
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        store.put((user, "profile"), f"{user}-profile", {"content": "I like green tea in the morning."})
+        store.put((user, f"tickets-{user}"), "t1", {"content": "Dentist appointment on Friday at 9."})
+        store.put((user, "notes"), "n1", {"content": "My favourite band is Muse.", "owner": user})
+        with Memory(tmp_path / "s", user_id=user) as mem:
+            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+            mem.observe("I play tennis on Sundays.", ref=f"{user}/msg-7", time="2024-01-01")
+            mem.observe("I drive a blue Volvo.", session_id=f"sess-{user}", time="2024-01-02")
+            mem.observe("I read before bed.", ref="acct-48213597.jsonl:3", time="2024-01-03")
+            target = mem.observe("My customer number is 48213597.", time="2024-01-04")[0]["id"]
+            preview = mem.forget(target, hard=True, dry_run=True)
+            assert preview["items"] == [] and list(preview["observation_texts"].values()) == ["My customer number is 48213597."]
+            mem.forget(target, hard=True)
+            records = [json.loads(line) for line in export_lines(mem.store, user)]
+        texts = {r["text"] for r in records if r["type"] == "observation"}
+        assert {"I play tennis on Sundays.", "I drive a blue Volvo.", "I read before bed."} <= texts
+        reading = {r["id"] for r in records if r["type"] == "observation" and r["text"] == "I read before bed."}
+        from_file = {r["id"] for r in records if r["type"] == "memory"
+                     and any(s["observation_id"] in reading for s in r["provenance"])}
+        blanked = {r["memory_id"] for r in records if r["type"] == "event" and r["event"] == "formed" and r["detail"] == {}}
+        assert blanked <= from_file  # only the history that named the file holding the number was scrubbed
+        assert len(store.search((user,), limit=10)) == 3
+        refs = {r["ref"] for r in records if r["type"] == "observation"}
+        assert f"{user}/msg-7" in refs and "acct-48213597.jsonl:3" not in refs  # the file name quoted the number
+    finally:
+        store.close()
+
+
+def test_an_item_put_again_with_an_earlier_text_points_at_that_text(tmp_path: Path) -> None:
+    """Seventeenth breaker run (high): put A, B, A re-used A's stored message (the same ref and text) but the item
+    pointed at B's, the newest of its ref; erasing what B quoted deleted the item and its current text."""
+    store = MemoryStore(tmp_path / "s")
+    try:
+        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        for text in ["I like oolong tea.", "Locker QX4471 note.", "I like oolong tea."]:
+            store.put(("dana", "notes"), "j", {"content": text})
+        with Memory(tmp_path / "s", user_id="dana") as mem:
+            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+            current = mem.store.ledger.item('["dana","notes"]', "j")
+            assert mem.store.ledger.observations("dana", [current["observation_id"]])[current["observation_id"]]["text"] == "I like oolong tea."
+            target = mem.observe("My locker code is QX4471.", time="2030-01-01")[0]["id"]
+            mem.forget(target, hard=True)
+            exported = "".join(export_lines(mem.store, "dana"))
+        item = store.get(("dana", "notes"), "j")
+        assert item is not None and item.value == {"content": "I like oolong tea."}
+        assert "QX4471" not in exported and "oolong" in exported
+    finally:
+        store.close()
 
 
 def test_an_import_does_not_bring_back_a_task_label_that_quoted_erased_content(tmp_path: Path) -> None:

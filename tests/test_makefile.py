@@ -70,6 +70,8 @@ def test_make_test_runs_pytest_with_the_current_interpreter_under_ci(checkout: P
     assert any("apt-get install -y" in line for line in ci)  # PostgreSQL and Chromium when missing, as root
     venv = _dry(checkout, "test", VIRTUAL_ENV="/somewhere/venv")
     assert venv[-1] == "python -m pytest -q"
+    timed = _dry(checkout, "test", CI="1", PYTEST_ARGS="--durations=5")  # the README's five slowest tests
+    assert timed[-1] == "python -m pytest -q --durations=5"
 
 
 def test_the_readme_sets_up_with_the_two_commands() -> None:

@@ -311,7 +311,9 @@ class Store:
         ids formed from an erased message that another message supports, kept], "recalls": n, "items": n,
         "threads": threads rewritten, "threads_unknown_owner": threads of no known owner, left as they are,
         "possible_quotes": {id: text} of messages kept that share a number, a code or a secret's value with an
-        erased message (at most 50, those holding a secret's value first), "possible_total": how many in all}``.
+        erased message (at most 50, those holding a secret's value first), "possible_total": how many in all,
+        "relabelled": [ids of kept messages whose ref or session id quoted the erased content and was replaced by
+        ``erased:`` and a digest]}``.
         """
         from memory_graph.store import erase as erase_mod
 
@@ -328,6 +330,7 @@ class Store:
         possible = self.ledger.observations(namespace, planned.possible)
         return {"forgotten": planned.memories, "observations": planned.observations, "hard": True,
                 "kept": planned.kept, "recalls": erased["recalls"], "items": erased["items"], **threads,
+                "relabelled": sorted(planned.labels),
                 "possible_quotes": {o: str(possible[o]["text"]) for o in planned.possible if o in possible},
                 "possible_total": planned.possible_total}
 
@@ -339,7 +342,7 @@ class Store:
 
         Returns: ``{"forgotten": [memory ids], "observations": [observation ids], "hard": True, "dry_run": True,
         "kept": [memory ids], "memory_texts": {id: text}, "observation_texts": {id: text}, "items": [{"namespace":
-        path, "key": key}], "possible_quotes": {id: text}, "possible_total": n}`` (the ``BaseStore`` items it would delete; the messages it
+        path, "key": key}], "relabelled": [ids], "possible_quotes": {id: text}, "possible_total": n}`` (the ``BaseStore`` items it would delete; the messages it
         would keep that share a number or a code with an erased one). Chat-thread copies of those messages are not
         listed (they go with them)."""
         from memory_graph.store import erase as erase_mod
@@ -352,6 +355,7 @@ class Store:
                 "kept": planned.kept, "memory_texts": {m: str(mems[m]["text"]) for m in planned.memories if m in mems},
                 "observation_texts": {o: str(obs[o]["text"]) for o in planned.observations if o in obs},
                 "items": [{"namespace": path, "key": key} for path, key, _ in planned.items],
+                "relabelled": sorted(planned.labels),
                 "possible_quotes": {o: str(obs[o]["text"]) for o in planned.possible if o in obs},
                 "possible_total": planned.possible_total}
 

@@ -50,6 +50,7 @@ from memory_graph.store.items import ITEM_REF, parse_item_ref, path_ref, value_s
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.quoting import (
     HASHED_MARK,
+    IGNORE_MARK,
     NAME,
     VALUE_MARK,
     fold,
@@ -103,6 +104,8 @@ class Plan:
     possible_total how many such messages there are in all
     shared         what those messages share with the erased content (``quoting.shared_tokens``): a recall record
                    (the system's own log) whose query or task holds any of it goes too (:func:`apply`)
+    labels         kept messages whose ref or session id quotes erased content -> those fields (``LABELS``):
+                   relabelled, not erased
     """
 
     memories: list[str]
@@ -114,6 +117,7 @@ class Plan:
     possible: list[str] = field(default_factory=list)
     possible_total: int = 0
     shared: list[str] = field(default_factory=list)
+    labels: dict[str, list[str]] = field(default_factory=dict)
 
 
 POSSIBLE_MAX = 50
@@ -166,10 +170,13 @@ def plan(
     ]
     erased_ids = sorted((targets | only_erased) & set(mems))
     needles = needles_of(texts, slots, erased_ids, secrets, names, phrases) if by_quotation else [f"m:{m}" for m in erased_ids]
+    if needles:
+        needles.append(IGNORE_MARK + ns)  # the user's own id, wherever it is written, quotes nothing
     # a message quotes erased content in its text or another field ("ticket-QX4471" as its ref or session), or it
     # became an item that goes: one quoting it in its key, labels or any field, or one whose current text is an
     # erased message. An item goes with every message it became (fifteenth and sixteenth breaker runs)
-    quoting = _messages_quoting(led, ns, needles) - obs_ids
+    quoting, labels = _messages_quoting(led, ns, needles)
+    quoting -= obs_ids
     items = _items_to_erase(led, ns, obs_ids | quoting, needles)
     quoting |= {o for item in items for o in item.messages} - obs_ids
     all_obs = obs_ids | quoting
@@ -186,7 +193,8 @@ def plan(
     shared = shared_tokens([r["text"] for r in obs_rows.values()], values) if by_quotation else []
     possible = _possible(led, ns, shared, all_obs)
     return Plan(sorted(erased), sorted(all_obs), needles, sorted(same), sorted(kept),
-                [(i.path, i.key, i.created_at) for i in items], possible[:POSSIBLE_MAX], len(possible), shared)
+                [(i.path, i.key, i.created_at) for i in items], possible[:POSSIBLE_MAX], len(possible), shared,
+                {o: f for o, f in labels.items() if o not in all_obs})
 
 
 def _possible(led: Ledger, ns: str, shared: Sequence[str], erased: set[str]) -> list[str]:
@@ -230,7 +238,7 @@ def job_payload(needles: Sequence[str], same: Sequence[str], salt: str) -> dict[
     what the scrub must find, with its separators optional, which no digest allows (fifth breaker run, F5)."""
     kept = []
     for needle in needles:
-        if is_word_needle(needle) or needle.startswith(("m:", VALUE_MARK)):  # a value ("Sarah Miller") is no whole text
+        if is_word_needle(needle) or needle.startswith(("m:", VALUE_MARK, IGNORE_MARK)):  # a value ("Sarah Miller") is no whole text
             kept.append(needle)
         else:
             low = fold(needle)
@@ -412,7 +420,8 @@ def apply(cur: Tx, ns: str, planned: Plan) -> dict[str, int]:
                 [tombstones.event_key(ns, row["memory_id"], row["type"], row["detail"], row["created_at"])],
             )
             cur.execute("UPDATE events SET detail='{}' WHERE id=?", (row["id"],))
-    return {"recalls": erased_recalls, "restored": len(restored), "items": erased_items}
+    relabelled = _relabel(cur, ns, planned.labels, oset)
+    return {"recalls": erased_recalls, "restored": len(restored), "items": erased_items, "relabelled": relabelled}
 
 
 def _remember_erased(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str]) -> None:
@@ -441,31 +450,48 @@ def _remember_erased(cur: Tx, ns: str, mem_ids: list[str], obs_ids: list[str]) -
     tombstones.remember(cur, keys)
 
 
-MESSAGE_FIELDS = ("text", "ref", "session_id")
-"""The fields of a message judged for quotes with every needle: its text and the caller's labels of it (a ref
-"ticket-QX4471", a session "case-QX4471"; fifteenth and sixteenth breaker runs)."""
-PARTY_FIELDS = ("speaker", "source")
-"""Who said a message: judged with the identifier needles only (a code, a number, an e-mail: "BotQX4471"), never a
-name or a rare word, or erasing "my friend is called Melanie" would take every message Melanie said."""
+LABELS = ("ref", "session_id")
+"""The caller's labels of a message. One that quotes erased content ("ticket-QX4471", a session "case-QX4471") is
+replaced by ``erased:`` and a salted digest of it (:func:`_relabel`), the message kept: a label is no part of what
+was said, and one label names many messages (a file's name in every ingested line's ref, a session id), so
+erasing the messages that carry it took a user's whole history (seventeenth breaker run). Who said a message
+(speaker, source) is never judged: a party, as the user id is, not a quote."""
 
 
-def _messages_quoting(led: Ledger, ns: str, needles: Sequence[str]) -> set[str]:
-    """Ids of the messages of ``ns`` that quote a needle in any of ``MESSAGE_FIELDS`` (an identifier needle in
-    ``PARTY_FIELDS``). An item's ref is judged without the namespace's first label, the user id itself (a user
-    "cust-48213597" erasing the customer number 48213597 did not quote it in every item it put; sixteenth breaker
-    run)."""
+def _messages_quoting(led: Ledger, ns: str, needles: Sequence[str]) -> tuple[set[str], dict[str, list[str]]]:
+    """``(ids of the messages of ns whose text quotes a needle, {id: its LABELS that quote one})``. An item's ref is
+    the item's business (:func:`_items_to_erase`), never relabelled: it names the item."""
     if not needles:
-        return set()
-    identifiers = [n for n in needles if is_word_needle(n) and not n.startswith(VALUE_MARK)
-                   and any(c.isdigit() or c == "@" for c in n)]
-    out = set()
-    for row in led.query(f"SELECT id, {', '.join(MESSAGE_FIELDS + PARTY_FIELDS)} FROM observations WHERE namespace=?", (ns,)):
-        parsed = parse_item_ref(row["ref"])
-        labels = [row["session_id"], *([*parsed[0][1:], parsed[1]] if parsed is not None else [row["ref"]])]
-        if (any(isinstance(text, str) and text and quotes(text, needles) for text in [row["text"], *labels])
-                or any(isinstance(row[f], str) and row[f] and quotes(row[f], identifiers) for f in PARTY_FIELDS)):
-            out.add(row["id"])
-    return out
+        return set(), {}
+    quoting, labels = set(), {}
+    for row in led.query("SELECT id, text, ref, session_id FROM observations WHERE namespace=?", (ns,)):
+        if row["text"] and quotes(row["text"], needles):
+            quoting.add(row["id"])
+        elif found := [f for f in LABELS if isinstance(row[f], str) and row[f] and quotes(row[f], needles)
+                       and not (f == "ref" and parse_item_ref(row[f]) is not None)]:
+            labels[row["id"]] = found
+    return quoting, labels
+
+
+def _relabel(cur: Tx, ns: str, labels: dict[str, list[str]], erased: set[str]) -> int:
+    """Replace the quoting labels of the kept messages (``Plan.labels``) by ``erased:`` and 16 hex digits of their
+    salted digest (distinct labels stay distinct, none can be read back), in the message and in its provenance;
+    returns how many messages were relabelled."""
+    pepper = tombstones.salt(cur)
+    done = 0
+    for oid, fields in labels.items():
+        if oid in erased:
+            continue
+        row = cur.execute(f"SELECT {', '.join(LABELS)} FROM observations WHERE namespace=? AND id=?", (ns, oid)).fetchone()
+        if row is None:
+            continue
+        for name in fields:
+            label = "erased:" + tombstones.digest(pepper, ("label", ns, str(row[name])))[:16]
+            cur.execute(f"UPDATE observations SET {name}=? WHERE namespace=? AND id=?", (label, ns, oid))
+            if name == "ref":
+                cur.execute("UPDATE provenance SET ref=? WHERE namespace=? AND observation_id=?", (label, ns, oid))
+        done += 1
+    return done
 
 
 @dataclass
