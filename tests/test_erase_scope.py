@@ -11,6 +11,7 @@ import re
 import sqlite3
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,9 +31,27 @@ from memory_graph.transfer import export_lines
 
 @pytest.fixture()
 def mem(tmp_path: Path) -> Iterator[Memory]:
-    with Memory(tmp_path / "s", user_id="dana") as memory:
+    with _memory(tmp_path / "s", "dana") as memory:
+        yield memory
+
+
+@contextmanager
+def _memory(path: Path, user: str) -> Iterator[Memory]:
+    """A ``Memory`` of ``user`` on the store at ``path``, with the fast test embedder."""
+    with Memory(path, user_id=user) as memory:
         memory.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
         yield memory
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    """The ``BaseStore`` of the store at ``tmp_path / "s"`` (the ``mem`` fixture's), with the fast test embedder."""
+    items = MemoryStore(tmp_path / "s")
+    try:
+        items.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        yield items
+    finally:
+        items.close()
 
 
 def _observe(mem: Memory, turns: list[str]) -> dict[str, str]:
@@ -816,8 +835,7 @@ def test_a_dry_run_lists_the_store_items_the_hard_delete_takes(tmp_path: Path) -
         store.put(("dana", "contacts"), "landlord", {"content": "Landlord contact", "email": "landlord.x@example.org"})
         store.put(("dana", "contacts"), "landlord.x@example.org", {"content": "Prefers calls after six"})
         store.put(("dana", "contacts"), "plumber", {"content": "Plumber is Ray"})
-        with Memory(tmp_path / "s", user_id="dana") as mem:
-            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+        with _memory(tmp_path / "s", "dana") as mem:
             refs = _observe(mem, ["My landlord's email is landlord.x@example.org."])
             target = _memory_of(mem, refs["My landlord's email is landlord.x@example.org."])
             preview = mem.forget(target, hard=True, dry_run=True)
@@ -837,35 +855,29 @@ def test_a_dry_run_lists_the_store_items_the_hard_delete_takes(tmp_path: Path) -
     ],
 )
 def test_an_item_or_message_quoting_the_code_goes_with_what_it_became(
-    tmp_path: Path, where: str, put: tuple[tuple[str, ...], str, dict[str, str]] | None
+    store: MemoryStore, tmp_path: Path, where: str, put: tuple[tuple[str, ...], str, dict[str, str]] | None
 ) -> None:
     """Fifteenth breaker run (critical, high, medium): an item whose key, field or namespace label held the erased
     code was deleted, but the message it became (its ref spells the key: ``item:[...]:QX4471``) and that message's
     memory stayed, recallable, in the ledger and the export; a message whose ref held the code stayed too. Now
     such an item takes its message and memories; a message whose own ref quotes the code keeps its text and
     loses the ref (relabelled ``erased:...``: seventeenth breaker run, a ref is a label, not what was said)."""
-    store = MemoryStore(tmp_path / "s")
-    try:
-        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-        with Memory(tmp_path / "s", user_id="dana") as mem:
-            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-            target = mem.observe("My locker code is QX4471.", time="2024-01-01")[0]["id"]
-            if put is None:
-                mem.observe("My gym locker is on the second floor.", time="2024-01-02", ref="ticket-QX4471")
-            else:
-                store.put(*put)
-            mem.observe("I swim on Tuesdays.", time="2024-01-03")
-            preview = mem.forget(target, hard=True, dry_run=True)
-            taken = "My gym locker is on the second floor." in preview["observation_texts"].values()
-            assert taken == (put is not None) and (preview["relabelled"] != []) == (put is None)
-            mem.forget(target, hard=True)
-            exported = "".join(export_lines(mem.store, "dana"))
-            assert "QX4471" not in exported and ("gym locker" in exported) == (put is None) and "swim" in exported
-            if put is not None:
-                assert not [i.text for i in mem.recall("where is my gym locker?").items if "locker" in i.text]
-        assert store.search(("dana",), limit=50) == []
-    finally:
-        store.close()
+    with _memory(tmp_path / "s", "dana") as mem:
+        target = mem.observe("My locker code is QX4471.", time="2024-01-01")[0]["id"]
+        if put is None:
+            mem.observe("My gym locker is on the second floor.", time="2024-01-02", ref="ticket-QX4471")
+        else:
+            store.put(*put)
+        mem.observe("I swim on Tuesdays.", time="2024-01-03")
+        preview = mem.forget(target, hard=True, dry_run=True)
+        taken = "My gym locker is on the second floor." in preview["observation_texts"].values()
+        assert taken == (put is not None) and (preview["relabelled"] != []) == (put is None)
+        mem.forget(target, hard=True)
+        exported = "".join(export_lines(mem.store, "dana"))
+        assert "QX4471" not in exported and ("gym locker" in exported) == (put is None) and "swim" in exported
+        if put is not None:
+            assert not [i.text for i in mem.recall("where is my gym locker?").items if "locker" in i.text]
+    assert store.search(("dana",), limit=50) == []
     assert not [f for f in (tmp_path / "s").rglob("*") if f.is_file() and b"QX4471" in f.read_bytes()]
 
 
@@ -886,49 +898,37 @@ def test_a_recall_record_whose_query_holds_a_plain_secret_goes_with_it(mem: Memo
     assert recall_ids == {kept.id} and not recall_ids & {r.id for r in asked}
 
 
-def test_a_user_id_holding_the_erased_number_keeps_the_users_items(tmp_path: Path) -> None:
+def test_a_user_id_holding_the_erased_number_keeps_the_users_items(store: MemoryStore, tmp_path: Path) -> None:
     """Sixteenth breaker run (critical): user "cust-48213597" erasing "My customer number is 48213597." lost
     every item it had put: each item's path and ref begin with the user id, which was read as a quote."""
-    store = MemoryStore(tmp_path / "s")
-    try:
-        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-        user = "cust-48213597"
-        store.put((user, "prefs"), "tea", {"content": "I like green tea in the morning."})
-        store.put((user, "calendar"), "dentist", {"content": "Dentist appointment on Friday at 9."})
-        with Memory(tmp_path / "s", user_id=user) as mem:
-            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-            target = mem.observe("My customer number is 48213597.", time="2024-01-01")[0]["id"]
-            preview = mem.forget(target, hard=True, dry_run=True)
-            assert preview["items"] == [] and list(preview["observation_texts"].values()) == ["My customer number is 48213597."]
-            mem.forget(target, hard=True)
-        assert {i.key for i in store.search((user,), limit=10)} == {"tea", "dentist"}
-    finally:
-        store.close()
+    user = "cust-48213597"
+    store.put((user, "prefs"), "tea", {"content": "I like green tea in the morning."})
+    store.put((user, "calendar"), "dentist", {"content": "Dentist appointment on Friday at 9."})
+    with _memory(tmp_path / "s", user) as mem:
+        target = mem.observe("My customer number is 48213597.", time="2024-01-01")[0]["id"]
+        preview = mem.forget(target, hard=True, dry_run=True)
+        assert preview["items"] == [] and list(preview["observation_texts"].values()) == ["My customer number is 48213597."]
+        mem.forget(target, hard=True)
+    assert {i.key for i in store.search((user,), limit=10)} == {"tea", "dentist"}
 
 
-def test_an_item_whose_older_put_quoted_the_code_keeps_its_current_text(tmp_path: Path) -> None:
+def test_an_item_whose_older_put_quoted_the_code_keeps_its_current_text(store: MemoryStore, tmp_path: Path) -> None:
     """Sixteenth breaker run (high): an item put twice, whose first version quoted the erased code, was deleted,
     and the message of its current version stayed without it, recallable. The old version's message goes (it
     quoted), the item and its current message stay."""
-    store = MemoryStore(tmp_path / "s")
-    try:
-        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-        store.put(("dana", "tickets"), "t1", {"content": "Ticket about locker QX4471 opened."})
-        store.put(("dana", "tickets"), "t1", {"content": "Ticket closed: the gym replaced the broken bench."})
-        with Memory(tmp_path / "s", user_id="dana") as mem:
-            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-            target = mem.observe("My locker code is QX4471.", time="2030-01-01")[0]["id"]
-            preview = mem.forget(target, hard=True, dry_run=True)
-            assert preview["items"] == []
-            assert set(preview["observation_texts"].values()) == {"My locker code is QX4471.",
-                                                                  "Ticket about locker QX4471 opened."}
-            mem.forget(target, hard=True)
-            exported = "".join(export_lines(mem.store, "dana"))
-        item = store.get(("dana", "tickets"), "t1")
-        assert item is not None and item.value == {"content": "Ticket closed: the gym replaced the broken bench."}
-        assert "QX4471" not in exported and "broken bench" in exported
-    finally:
-        store.close()
+    store.put(("dana", "tickets"), "t1", {"content": "Ticket about locker QX4471 opened."})
+    store.put(("dana", "tickets"), "t1", {"content": "Ticket closed: the gym replaced the broken bench."})
+    with _memory(tmp_path / "s", "dana") as mem:
+        target = mem.observe("My locker code is QX4471.", time="2030-01-01")[0]["id"]
+        preview = mem.forget(target, hard=True, dry_run=True)
+        assert preview["items"] == []
+        assert set(preview["observation_texts"].values()) == {"My locker code is QX4471.",
+                                                              "Ticket about locker QX4471 opened."}
+        mem.forget(target, hard=True)
+        exported = "".join(export_lines(mem.store, "dana"))
+    item = store.get(("dana", "tickets"), "t1")
+    assert item is not None and item.value == {"content": "Ticket closed: the gym replaced the broken bench."}
+    assert "QX4471" not in exported and "broken bench" in exported
 
 
 def test_a_label_holding_the_code_is_relabelled_and_the_speakers_name_is_no_quote(mem: Memory) -> None:
@@ -953,62 +953,50 @@ def test_a_label_holding_the_code_is_relabelled_and_the_speakers_name_is_no_quot
     assert sessions
 
 
-def test_the_users_own_id_is_never_a_quote(tmp_path: Path) -> None:
+def test_the_users_own_id_is_never_a_quote(store: MemoryStore, tmp_path: Path) -> None:
     """Seventeenth breaker run (critical, high): user "cust-48213597" erasing the number 48213597 lost every item
     whose key, label or field named the user, every message whose ref or session named it, and the history of
     every item's memory; an ingested file named after the number lost its whole history. The user id is cut out of
     every text before needles are sought; a label is relabelled, never a reason to erase what was said."""
     user = "cust-48213597"
-    store = MemoryStore(tmp_path / "s")
-    try:
-        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-        store.put((user, "profile"), f"{user}-profile", {"content": "I like green tea in the morning."})
-        store.put((user, f"tickets-{user}"), "t1", {"content": "Dentist appointment on Friday at 9."})
-        store.put((user, "notes"), "n1", {"content": "My favourite band is Muse.", "owner": user})
-        with Memory(tmp_path / "s", user_id=user) as mem:
-            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-            mem.observe("I play tennis on Sundays.", ref=f"{user}/msg-7", time="2024-01-01")
-            mem.observe("I drive a blue Volvo.", session_id=f"sess-{user}", time="2024-01-02")
-            mem.observe("I read before bed.", ref="acct-48213597.jsonl:3", time="2024-01-03")
-            target = mem.observe("My customer number is 48213597.", time="2024-01-04")[0]["id"]
-            preview = mem.forget(target, hard=True, dry_run=True)
-            assert preview["items"] == [] and list(preview["observation_texts"].values()) == ["My customer number is 48213597."]
-            mem.forget(target, hard=True)
-            records = [json.loads(line) for line in export_lines(mem.store, user)]
-        texts = {r["text"] for r in records if r["type"] == "observation"}
-        assert {"I play tennis on Sundays.", "I drive a blue Volvo.", "I read before bed."} <= texts
-        reading = {r["id"] for r in records if r["type"] == "observation" and r["text"] == "I read before bed."}
-        from_file = {r["id"] for r in records if r["type"] == "memory"
-                     and any(s["observation_id"] in reading for s in r["provenance"])}
-        blanked = {r["memory_id"] for r in records if r["type"] == "event" and r["event"] == "formed" and r["detail"] == {}}
-        assert blanked <= from_file  # only the history that named the file holding the number was scrubbed
-        assert len(store.search((user,), limit=10)) == 3
-        refs = {r["ref"] for r in records if r["type"] == "observation"}
-        assert f"{user}/msg-7" in refs and "acct-48213597.jsonl:3" not in refs  # the file name quoted the number
-    finally:
-        store.close()
+    store.put((user, "profile"), f"{user}-profile", {"content": "I like green tea in the morning."})
+    store.put((user, f"tickets-{user}"), "t1", {"content": "Dentist appointment on Friday at 9."})
+    store.put((user, "notes"), "n1", {"content": "My favourite band is Muse.", "owner": user})
+    with _memory(tmp_path / "s", user) as mem:
+        mem.observe("I play tennis on Sundays.", ref=f"{user}/msg-7", time="2024-01-01")
+        mem.observe("I drive a blue Volvo.", session_id=f"sess-{user}", time="2024-01-02")
+        mem.observe("I read before bed.", ref="acct-48213597.jsonl:3", time="2024-01-03")
+        target = mem.observe("My customer number is 48213597.", time="2024-01-04")[0]["id"]
+        preview = mem.forget(target, hard=True, dry_run=True)
+        assert preview["items"] == [] and list(preview["observation_texts"].values()) == ["My customer number is 48213597."]
+        mem.forget(target, hard=True)
+        records = [json.loads(line) for line in export_lines(mem.store, user)]
+    texts = {r["text"] for r in records if r["type"] == "observation"}
+    assert {"I play tennis on Sundays.", "I drive a blue Volvo.", "I read before bed."} <= texts
+    reading = {r["id"] for r in records if r["type"] == "observation" and r["text"] == "I read before bed."}
+    from_file = {r["id"] for r in records if r["type"] == "memory"
+                 and any(s["observation_id"] in reading for s in r["provenance"])}
+    blanked = {r["memory_id"] for r in records if r["type"] == "event" and r["event"] == "formed" and r["detail"] == {}}
+    assert blanked <= from_file  # only the history that named the file holding the number was scrubbed
+    assert len(store.search((user,), limit=10)) == 3
+    refs = {r["ref"] for r in records if r["type"] == "observation"}
+    assert f"{user}/msg-7" in refs and "acct-48213597.jsonl:3" not in refs  # the file name quoted the number
 
 
-def test_an_item_put_again_with_an_earlier_text_points_at_that_text(tmp_path: Path) -> None:
+def test_an_item_put_again_with_an_earlier_text_points_at_that_text(store: MemoryStore, tmp_path: Path) -> None:
     """Seventeenth breaker run (high): put A, B, A re-used A's stored message (the same ref and text) but the item
     pointed at B's, the newest of its ref; erasing what B quoted deleted the item and its current text."""
-    store = MemoryStore(tmp_path / "s")
-    try:
-        store.memory_graph_store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-        for text in ["I like oolong tea.", "Locker QX4471 note.", "I like oolong tea."]:
-            store.put(("dana", "notes"), "j", {"content": text})
-        with Memory(tmp_path / "s", user_id="dana") as mem:
-            mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
-            current = mem.store.ledger.item('["dana","notes"]', "j")
-            assert mem.store.ledger.observations("dana", [current["observation_id"]])[current["observation_id"]]["text"] == "I like oolong tea."
-            target = mem.observe("My locker code is QX4471.", time="2030-01-01")[0]["id"]
-            mem.forget(target, hard=True)
-            exported = "".join(export_lines(mem.store, "dana"))
-        item = store.get(("dana", "notes"), "j")
-        assert item is not None and item.value == {"content": "I like oolong tea."}
-        assert "QX4471" not in exported and "oolong" in exported
-    finally:
-        store.close()
+    for text in ["I like oolong tea.", "Locker QX4471 note.", "I like oolong tea."]:
+        store.put(("dana", "notes"), "j", {"content": text})
+    with _memory(tmp_path / "s", "dana") as mem:
+        current = mem.store.ledger.item('["dana","notes"]', "j")
+        assert mem.store.ledger.observations("dana", [current["observation_id"]])[current["observation_id"]]["text"] == "I like oolong tea."
+        target = mem.observe("My locker code is QX4471.", time="2030-01-01")[0]["id"]
+        mem.forget(target, hard=True)
+        exported = "".join(export_lines(mem.store, "dana"))
+    item = store.get(("dana", "notes"), "j")
+    assert item is not None and item.value == {"content": "I like oolong tea."}
+    assert "QX4471" not in exported and "oolong" in exported
 
 
 def test_an_import_does_not_bring_back_a_task_label_that_quoted_erased_content(tmp_path: Path) -> None:
@@ -1016,8 +1004,7 @@ def test_an_import_does_not_bring_back_a_task_label_that_quoted_erased_content(t
     QX4471" kept the code after its recall record was erased, and an older export brought them back."""
     from memory_graph.transfer import import_records
 
-    with Memory(tmp_path / "s", user_id="dana") as mem:
-        mem.store._embedder = StemBagEmbedder()  # type: ignore[assignment]
+    with _memory(tmp_path / "s", "dana") as mem:
         target = mem.observe("My locker code is QX4471.", time="2024-01-01")[0]["id"]
         mem.observe("I swim on Tuesdays.", time="2024-01-02")
         mem.recall("when do I swim?", task="support ticket QX4471")

@@ -82,7 +82,7 @@ def _quoting(led: Ledger, ns: str, table: str, column: str, needles: Sequence[st
     return {
         r["id"]
         for r in led.query(f"SELECT id, {column} AS text FROM {table} WHERE namespace=?", (ns,))
-        if r["text"] and quotes(r["text"], needles)
+        if quotes(r["text"], needles)
     }
 
 
@@ -538,13 +538,12 @@ def _current_messages(messages: Sequence[Any], last: str | None) -> set[str]:
 
 
 def _item_quotes(row: Any, needles: Sequence[str]) -> bool:
-    """Whether an item row quotes a needle in its namespace labels after the first (the user id), its key or any
-    string of its value."""
+    """Whether an item row quotes a needle in its namespace labels, its key or any string of its value."""
     if not needles:
         return False
-    try:
+    try:  # the first label is the user id, which ``IGNORE_MARK`` among the needles keeps from counting
         labels = json.loads(row["path"])
-        labels = [str(p) for p in labels[1:]] if isinstance(labels, list) else [row["path"]]
+        labels = [str(p) for p in labels] if isinstance(labels, list) else [row["path"]]
     except ValueError:
         labels = [row["path"]]
     try:

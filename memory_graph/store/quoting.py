@@ -448,7 +448,10 @@ def quotes(text: str | None, needles: Sequence[str]) -> bool:
     def counts(start: int, end: int) -> bool:
         return not any(a <= start and end <= b for a, b in inside)
 
-    if any(counts(m.start(), m.end()) for literal in literals for m in re.finditer(re.escape(literal), low)):
+    def found(pattern: re.Pattern[str]) -> bool:  # without an occurrence of the user id, the first match will do
+        return any(counts(m.start(), m.end()) for m in pattern.finditer(low)) if inside else pattern.search(low) is not None
+
+    if any(literal in low and found(re.compile(re.escape(literal))) for literal in literals):
         return True
     for salt, length, digest in hashed:  # a whole text kept as a digest (a pending erase job): every window
         if any(text_digest(salt, low[i : i + length]) == digest and counts(i, i + length)
@@ -457,9 +460,7 @@ def quotes(text: str | None, needles: Sequence[str]) -> bool:
     if not words:
         return False
     squashed = _NOT_ALNUM.sub("", low)
-    if not inside:
-        return any(key in squashed and pattern.search(low) is not None for key, pattern in words)
-    return any(key in squashed and any(counts(m.start(), m.end()) for m in pattern.finditer(low)) for key, pattern in words)
+    return any(key in squashed and found(pattern) for key, pattern in words)
 
 
 def fold(text: str) -> str:
