@@ -1017,6 +1017,22 @@ def test_an_import_does_not_bring_back_a_task_label_that_quoted_erased_content(t
     assert "QX4471" not in exported and "swim" in exported
 
 
+def test_a_recall_naming_the_user_id_stays_when_the_id_holds_a_listed_number(tmp_path: Path) -> None:
+    """Review of the seventeenth run's fix: the listed values (a PIN, a number of the erased message) were matched
+    in recall queries and task labels without the user-id rule, so user "acct-4471" erasing a PIN 4471 would lose
+    every recall and task statistic that named the user."""
+    with _memory(tmp_path / "s", "acct-4471") as mem:
+        target = mem.observe("My bank PIN is 4471.", time="2024-01-01")[0]["id"]
+        mem.observe("I swim on Tuesdays.", time="2024-01-02")
+        named = mem.recall("what does acct-4471 do on Tuesdays?", task="acct-4471 weekly")
+        quoted = mem.recall("is my PIN 4471?")
+        mem.forget(target, hard=True)
+        records = [json.loads(line) for line in export_lines(mem.store, "acct-4471")]
+    recalls = {r["id"] for r in records if r["type"] == "recall"}
+    assert named.id in recalls and quoted.id not in recalls
+    assert any(r["type"] == "stats" and r["task_class"] == "acct-4471 weekly" for r in records)
+
+
 def test_the_list_of_kept_messages_puts_those_holding_the_secret_first(mem: Memory) -> None:
     """Twelfth breaker run (N3): ``possible_quotes`` was cut to 50 in id order, so among 300 messages naming the
     year the one quoting the PIN was left out, with no sign of the cut. Those holding a secret's value come first,

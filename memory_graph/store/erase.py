@@ -307,6 +307,7 @@ def apply(cur: Tx, ns: str, planned: Plan) -> dict[str, int]:
     a recall record is the system's log, which no user erases by id, so it is not listed but erased.
     Returns counts of what else was erased or restored."""
     mem_ids, obs_ids, needles = planned.memories, planned.observations, planned.needles
+    logged = [*needles, *planned.shared]  # what takes a recall record or a task label (the user id counts in neither)
     same = set(planned.same)
     mset, oset = set(mem_ids), set(obs_ids)
     ended_by: dict[str, list[str]] = {}  # a surviving memory -> the erased memories that ended it
@@ -376,7 +377,7 @@ def apply(cur: Tx, ns: str, planned: Plan) -> dict[str, int]:
         "SELECT id, query, task, candidates, chosen FROM recalls WHERE namespace=?", (ns,)
     ).fetchall():
         said = [rec["query"], *([rec["task"]] if rec["task"] else [])]
-        if any(quotes(text, needles) or quotes(text, planned.shared) for text in said) or same_text(rec["query"]) in same:
+        if any(quotes(text, logged) for text in said) or same_text(rec["query"]) in same:
             tombstones.remember(
                 cur,
                 [tombstones.id_key(rec["id"])]
@@ -401,7 +402,7 @@ def apply(cur: Tx, ns: str, planned: Plan) -> dict[str, int]:
         )
     for row in cur.execute("SELECT DISTINCT task_class FROM stats WHERE namespace=?", (ns,)).fetchall():
         task = row["task_class"]  # a caller's task label, learned per memory: it goes as the recall's task does
-        if task and (quotes(task, needles) or quotes(task, planned.shared)):
+        if task and quotes(task, logged):
             tombstones.remember(cur, [tombstones.task_key(ns, task)])
             cur.execute("DELETE FROM stats WHERE namespace=? AND task_class=?", (ns, task))
     for row in cur.execute("SELECT id, reason FROM links WHERE namespace=?", (ns,)).fetchall():
