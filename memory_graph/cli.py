@@ -891,17 +891,23 @@ def _outside_store(path: Path, store: str, option: str) -> None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder (a reader never sees half a file)."""
+    """Write ``text`` to ``path`` through a temporary file in the same folder (a reader never sees half a file).
+    A symbolic link is followed (the file it names is replaced, the link kept); a path naming anything but a
+    regular file (a device, a pipe, a folder, ``/dev/stdout``) is refused, exit 2: it was replaced by a regular
+    file (``--out /dev/null`` as root turned the system's device into a file; eighteenth breaker run)."""
     import tempfile
 
-    folder = path.resolve().parent
+    target = path.resolve()
+    if target.exists() and not target.is_file():
+        raise CliError(f"{path}: is not a regular file; the output is written to a file", 2)
+    folder = target.parent
     if not folder.is_dir():
         raise CliError(f"{path}: the folder {folder} does not exist", 2)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

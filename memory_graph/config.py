@@ -93,7 +93,8 @@ MAX_TASK_CHARS = 200
 """Longest task class label (``recall(task=...)``), kept in each shown memory's statistics."""
 
 
-def _has_control(value: str) -> bool:
+def has_control(value: str) -> bool:
+    """Whether ``value`` holds a control character (Unicode category Cc: a newline, a tab, a NUL)."""
     return any(unicodedata.category(c) == "Cc" for c in value)
 
 
@@ -104,7 +105,7 @@ def check_task(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError("task must be a non-empty string")
     check_unicode("task", value)
-    if _has_control(value):
+    if has_control(value):
         raise InvalidInputError("task must not hold control characters (a newline, a NUL)")
     if len(value) > MAX_TASK_CHARS:
         raise InvalidInputError(f"task is a short label of at most {MAX_TASK_CHARS} characters, got {len(value)}")
@@ -200,7 +201,7 @@ class Context:
             if "\x00" in value:
                 raise InvalidInputError(f"{name} is not valid text (NUL)")
             check_unicode(name, value)
-        if _has_control(self.user_id):  # "a\nb" named a namespace no listing shows plainly (seventeenth breaker run)
+        if has_control(self.user_id):  # "a\nb" named a namespace no listing shows plainly (seventeenth breaker run)
             raise InvalidInputError("user_id must not hold control characters (a newline, a tab, a NUL)")
         if len(self.user_id) > MAX_USER_CHARS:
             raise InvalidInputError(f"user_id must be at most {MAX_USER_CHARS} characters, got {len(self.user_id)}")

@@ -24,6 +24,7 @@ from memory_graph.messages import message_text as _message_text
 from memory_graph.records import MemoryRecord, Observation
 from memory_graph.state import MemoryState
 from memory_graph.store import Store
+from memory_graph.store.tombstones import relabelled_among
 from memory_graph.timeutil import parse_time, to_iso
 
 MAX_OBSERVATION_CHARS = 1_000_000
@@ -56,12 +57,13 @@ def _speaker(msg: AnyMessage) -> str | None:
 def _pending_messages(store: Store, ns: str, messages: list[AnyMessage]) -> list[dict[str, Any]]:
     """Messages not yet stored as observations (matched by message id = observation ref)."""
     out = []
-    refs = [m.id for m in messages if m.id]
+    labels = relabelled_among(store.ledger.query, ns, [m.id for m in messages])
+    refs = [labels.get(m.id, m.id) for m in messages if m.id]
     seen = {r["ref"] for r in store.ledger.observations_by_ref(ns, refs)}
     for m in messages:
         speaker = _speaker(m)
         text = _message_text(m).strip()
-        if speaker is None or not text or (m.id and m.id in seen):
+        if speaker is None or not text or (m.id and labels.get(m.id, m.id) in seen):
             continue
         time = (m.additional_kwargs or {}).get("time")
         out.append({"text": text, "speaker": speaker, "time": time, "ref": m.id, "source": speaker})
@@ -201,6 +203,10 @@ def extract(state: MemoryState, runtime: Runtime[Context]) -> dict[str, Any]:
     store = get_store(ctx, runtime)
     raw = list(state.observations) + _pending_messages(store, ctx.user_id, state.messages)
     observations = [chunk for o in raw for chunk in split_long(validate_observation(o))]
+    # a label a hard delete relabelled takes its relabelled form again (the same message re-ingested is known)
+    labels = relabelled_among(store.ledger.query, ctx.user_id, [o[f] for o in observations for f in ("ref", "session_id")])
+    for o in observations:
+        o["ref"], o["session_id"] = labels.get(o["ref"], o["ref"]), labels.get(o["session_id"], o["session_id"])
     refs = [o["ref"] for o in observations if o["ref"]]
     reprocess: list[Observation] = []
     if refs:  # the same message (same ref and text) observed again: a no-op once its memories were formed

@@ -33,7 +33,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from memory_graph.config import MAX_USER_CHARS, check_task
+from memory_graph.config import MAX_USER_CHARS, check_task, has_control
 from memory_graph.errors import InvalidInputError
 from memory_graph.records import FORGET_REQUEST, Kind, Retention, Status
 from memory_graph.store import Store, tombstones
@@ -90,6 +90,8 @@ def _user(value: str) -> str:
     _text(value)
     if not value.strip() or len(value) > MAX_USER_CHARS:
         raise ValueError(f"must be a non-empty user id of at most {MAX_USER_CHARS} characters")
+    if has_control(value):  # as ``Context`` refuses it: a namespace no API could open (eighteenth breaker run)
+        raise ValueError("must not hold control characters (a newline, a tab, a NUL)")
     return value
 
 
@@ -587,6 +589,7 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
     _rehome_item_refs(records, header.user, target)
     with store.write() as tx:
         records = _without_erased(tx, target, records)
+        _relabel_labels(tx, target, records)
         by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in (*KINDS, "provenance")}
         for record in records:
             kind, row = _row(record, target)
@@ -624,17 +627,24 @@ def import_parsed(store: Store, header: Header, records: list[_Record], user: st
 
 
 def _check_item_sources(tx: Any, user: str, records: list[_Record], observations: set[str]) -> None:
-    """An item's ``observation_id`` names a message of the file or of ``user`` in the target store (fourth breaker
-    run: an item naming no message was imported, and ``delete`` could then never erase what it said).
+    """An item's ``observation_id`` names a message of the item itself: one whose ref is the item's ref
+    (:func:`memory_graph.store.items.item_ref` under ``user``), in the file or of ``user`` in the target store.
+    Fourth breaker run: an item naming no message was imported, and ``delete`` could then never erase what it
+    said; eighteenth: an item naming another message of the user (a crafted file) was imported, and its ``delete``
+    erased that unrelated message.
 
     Raises:
-        InvalidInputError: the first item whose message is in neither; nothing is written."""
-    wanted = {r.observation_id for r in records if isinstance(r, ItemRecord) and r.observation_id is not None} - observations
-    missing = sorted(wanted - set(tx.observation_ids_in(user, sorted(wanted))))
-    if missing:
-        item = next(r for r in records if isinstance(r, ItemRecord) and r.observation_id == missing[0])
-        raise InvalidInputError(f"item {item.key!r} refers to observation {missing[0]!r}, which is neither in the export "
-                                "nor a message of the user in the target store; nothing was imported")
+        InvalidInputError: the first item whose message is not its own; nothing is written."""
+    refs = {r.id: r.ref for r in records if isinstance(r, ObservationRecord)}
+    items = [r for r in records if isinstance(r, ItemRecord) and r.observation_id is not None]
+    stored = sorted({str(r.observation_id) for r in items} - observations)
+    for row in tx.observation_refs(user, stored):
+        refs.setdefault(str(row["id"]), row["ref"])
+    for item in items:
+        if refs.get(str(item.observation_id)) != item_ref([user, *item.namespace], item.key):
+            raise InvalidInputError(
+                f"item {item.key!r} refers to observation {item.observation_id!r}, which is not a message of that item "
+                "(in the export or of the user in the target store); nothing was imported")
 
 
 def _rehome_item_refs(records: list[_Record], source: str, target: str) -> None:
@@ -649,6 +659,34 @@ def _rehome_item_refs(records: list[_Record], source: str, target: str) -> None:
                 s.ref = rehomed_ref(s.ref, source, target)
         elif isinstance(record, EventRecord) and isinstance(record.detail, dict) and isinstance(record.detail.get("ref"), str):
             record.detail = {**record.detail, "ref": rehomed_ref(record.detail["ref"], source, target)}
+
+
+def _relabel_labels(tx: Any, user: str, records: list[_Record]) -> None:
+    """Give the labels (refs, session ids) a hard delete of the target store relabelled their relabelled form, in
+    place (``tombstones.relabelled_among``): a kept message's ref quoting erased content came back with another
+    store's export of the same conversation (eighteenth breaker run)."""
+    wanted = [label for r in records for label in (
+        [r.ref, r.session_id] if isinstance(r, ObservationRecord)
+        else [s.ref for s in r.provenance] if isinstance(r, MemoryRecordOut)
+        else [_event_ref(r)] if isinstance(r, EventRecord) else [])]
+    labels = tombstones.relabelled_among(lambda sql, params: tx.execute(sql, params).fetchall(), user, wanted)
+    if not labels:
+        return
+    for record in records:
+        if isinstance(record, ObservationRecord):
+            record.ref = labels.get(record.ref, record.ref) if record.ref else record.ref
+            record.session_id = labels.get(record.session_id, record.session_id) if record.session_id else record.session_id
+        elif isinstance(record, MemoryRecordOut):
+            for s in record.provenance:
+                s.ref = labels.get(s.ref, s.ref) if s.ref else s.ref
+        elif isinstance(record, EventRecord) and (ref := _event_ref(record)) in labels:
+            record.detail = {**record.detail, "ref": labels[ref]}
+
+
+def _event_ref(record: EventRecord) -> str | None:
+    """The message ref an event's detail names (``formed`` events), if any."""
+    ref = record.detail.get("ref") if isinstance(record.detail, dict) else None
+    return ref if isinstance(ref, str) else None
 
 
 def _kind(record: _Record) -> str:

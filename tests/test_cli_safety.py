@@ -208,6 +208,33 @@ def test_an_output_file_inside_the_store_is_refused(
     assert code == 0 and "I live in Porto." in out
 
 
+@pytest.mark.parametrize("command", ["export", "inspect"])
+def test_an_output_path_that_is_no_regular_file_is_refused_and_a_link_is_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """Eighteenth breaker run (medium): ``--out`` on a device node replaced the node by a regular file (as root,
+    ``/dev/null`` itself), and a link to ``/proc/self/fd/1`` failed with a raw errno. A pipe, a folder or a device is
+    refused (exit 2, one line, nothing replaced; a folder has its own message); a link to a file writes that file and stays a link."""
+    from fakes import StemBagEmbedder
+
+    monkeypatch.setattr("memory_graph.store.get_embedder", lambda model="": StemBagEmbedder())
+    store = tmp_path / "store"
+    chat = tmp_path / "chat.txt"
+    chat.write_text("Dana: I live in Porto.\n", encoding="utf-8")
+    assert invoke(["ingest", str(chat), "--store", str(store), "--user", "dana"])[0] == 0
+    option = "--out" if command == "export" else "--html"
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    code, _, err = invoke([command, option, str(pipe), "--store", str(store), "--user", "dana"])
+    assert code == 2 and "not a regular file" in one_error_line(err)
+    assert pipe.exists() and not pipe.is_file()
+    real, link = tmp_path / "real.out", tmp_path / "link.out"
+    real.write_text("old", encoding="utf-8")
+    link.symlink_to(real)
+    assert invoke([command, option, str(link), "--store", str(store), "--user", "dana"])[0] == 0
+    assert link.is_symlink() and "Porto" in real.read_text(encoding="utf-8")
+
+
 def test_import_reads_at_most_its_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Seventeenth breaker run: ``import /dev/zero`` read until the machine ran out of memory."""
     monkeypatch.setattr("memory_graph.transfer.MAX_EXPORT_BYTES", 1000)

@@ -26,7 +26,7 @@ from memory_graph.config import Context
 from memory_graph.store import erase, quoting
 from memory_graph.store.ledger import Ledger
 from memory_graph.threads import THREADS_FILE, thread_key
-from memory_graph.transfer import export_lines
+from memory_graph.transfer import export_lines, import_records
 
 
 @pytest.fixture()
@@ -951,6 +951,38 @@ def test_a_label_holding_the_code_is_relabelled_and_the_speakers_name_is_no_quot
             ("We talked about the gym.", "We booked the climbing wall.")]
     assert len(kept) == 2 and len({r["session_id"] for r in kept}) == 1 and kept[0]["session_id"].startswith("erased:")
     assert sessions
+
+
+def test_a_ref_shaped_like_an_item_ref_naming_no_item_is_relabelled(mem: Memory) -> None:
+    """Eighteenth breaker run (medium): a message whose ref only looked like an item's ("item:[...]:QX4471", no
+    such item) was skipped as the item's business, and kept the code, neither relabelled nor listed."""
+    mem.observe("I like green tea.", ref='item:["dana","tickets"]:QX4471', time="2024-01-01")
+    target = mem.observe("My locker code is QX4471.", ref="r1", time="2024-01-02")[0]["id"]
+    assert len(mem.forget(target, hard=True)["relabelled"]) == 1
+    exported = "".join(export_lines(mem.store, "dana"))
+    assert "QX4471" not in exported and "I like green tea." in exported
+
+
+def test_a_relabelled_ref_said_again_or_imported_takes_its_label_again(mem: Memory, tmp_path: Path) -> None:
+    """Eighteenth breaker run (high): after a hard delete relabelled the ref "QX4471-notes.jsonl:2" of a kept
+    message, ingesting the file again stored that message a second time under its old ref (the re-ingest was
+    idempotent before), and importing another store's export of the same file brought the ref back. A relabelled
+    label is remembered (a salted digest): said again or imported, it takes its relabelled form."""
+    turns = [{"text": "My locker code is QX4471.", "ref": "QX4471-notes.jsonl:1", "time": "2025-01-01T10:00:00"},
+             {"text": "I like green tea.", "ref": "QX4471-notes.jsonl:2", "time": "2025-01-01T10:01:00",
+              "session_id": "QX4471-notes"}]
+    with _memory(tmp_path / "other", "dana") as other:
+        other.observe_many(turns)
+        exported = [json.loads(line) for line in export_lines(other.store, "dana")]
+    mem.observe_many(turns)
+    code = next(r["id"] for r in mem.inspect()["recent"] if "QX4471" in r["text"])
+    assert mem.forget(code, hard=True)["relabelled"]
+    mem.observe_many(turns[1:])
+    import_records(mem.store, exported)
+    rows = mem.store.ledger.query("SELECT text, ref, session_id FROM observations WHERE namespace='dana'")
+    assert not any("QX4471" in str(r["ref"]) + str(r["session_id"]) for r in rows)
+    assert "QX4471" not in "".join(export_lines(mem.store, "dana"))
+    assert sum(r["text"] == "I like green tea." and r["ref"].startswith("erased:") for r in rows) >= 1
 
 
 def test_the_users_own_id_is_never_a_quote(store: MemoryStore, tmp_path: Path) -> None:

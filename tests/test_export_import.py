@@ -543,3 +543,36 @@ def test_an_import_under_another_user_leaves_no_ref_to_the_first_user(tmp_path: 
                 for r in target.store.ledger.namespace_rows(kind, "bob")]
         # the user id as a word (never a bare substring: an id of syllables can spell it, as "kobalice" does)
         assert rows and not any(re.search(r"(?<![a-z])alice(?![a-z])", r) for r in rows)
+
+
+def test_an_item_naming_another_message_of_the_user_is_refused(tmp_path: Path) -> None:
+    """Eighteenth breaker run (high): a crafted file's item named an existing message of the user that is not the
+    item's ("My sister lives in Oslo."); it was imported, and deleting the item erased that message and its
+    memory. An item's message must carry the item's own ref; nothing is written otherwise."""
+    from memory_graph.langgraph_store import MemoryStore
+
+    with _open(tmp_path / "s") as mem:
+        mem.observe("My sister lives in Oslo.", ref="r1")
+        sister = mem.store.ledger.query("SELECT id FROM observations WHERE ref='r1'")[0]["id"]
+        item = {"type": "item", "namespace": ["notes"], "key": "todo", "value": {"content": "buy milk"},
+                "observation_id": sister, "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
+        with pytest.raises(InvalidInputError, match="not a message of that item"):
+            import_records(mem.store, [_header(counts={"item": 1}), item])
+        assert mem.store.ledger.query("SELECT COUNT(*) AS n FROM items")[0]["n"] == 0
+    store = MemoryStore(tmp_path / "src")  # the item's own message, exported with it, still imports
+    store.put(("alice", "notes"), "n1", {"content": "I have a dog named Pixel."})
+    records = list(export_user(store.memory_graph_store, "alice"))
+    store.close()
+    with _open(tmp_path / "t") as target:
+        assert import_records(target.store, records)["added"]["item"] == 1
+
+
+def test_a_header_user_with_a_control_character_is_refused(tmp_path: Path) -> None:
+    """Eighteenth breaker run (medium): ``import_records`` took the user "mallory\\n[ok] imported", a namespace that
+    ``Memory`` refuses to open, so nothing imported there could be read, exported or erased."""
+    record = {"type": "observation", "id": "obsaaaa1", "text": "I like tea.", "speaker": "user", "source": "user",
+              "time": "2026-01-01T00:00:00Z", "created_at": "2026-01-01T00:00:00Z"}
+    with _open(tmp_path / "s") as mem:
+        with pytest.raises(InvalidInputError, match="control characters"):
+            import_records(mem.store, [_header(user="mallory\n[ok] imported", counts={"observation": 1}), record])
+        assert mem.store.ledger.query("SELECT COUNT(*) AS n FROM observations")[0]["n"] == 0

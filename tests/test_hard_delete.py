@@ -448,3 +448,45 @@ def test_a_hard_delete_lists_the_kept_messages_that_share_a_number_with_it(tmp_p
         assert list(erased["possible_quotes"].values()) == ["Building code 4471, don't forget."]
         texts = {r["text"] for r in mem.store.ledger.query("SELECT text FROM observations WHERE namespace='dana'")}
         assert texts == {"Building code 4471, don't forget.", "I live in Porto."}
+
+
+def test_a_thread_named_after_the_erased_code_is_renamed_in_both_files(tmp_path: Path) -> None:
+    """Eighteenth breaker run (critical): a chat thread "locker-<code>" kept the code in ``thread_owners`` and in
+    ``threads.sqlite3`` after the hard delete. The thread moves to a relabelled name, with its owner and the rest of
+    its messages."""
+    store = tmp_path / "s"
+    with Memory(store, user_id="alice") as mem:
+        _chat(mem, f"locker-{LOCKER}", [f"My locker code is {LOCKER}.", "I like green tea."])
+        locker_id = next(r["id"] for r in mem.inspect()["recent"] if LOCKER in r["text"])
+        mem.forget(locker_id, hard=True)
+        owners = mem.store.ledger.thread_owners()
+    assert _files_containing(store, LOCKER.encode()) == []
+    assert list(owners.values()) == ["alice"] and all(json.loads(t)[1].startswith("erased:") for t in owners)
+    conn = sqlite3.connect(str(store / THREADS_FILE))
+    (tid,) = {r[0] for r in conn.execute("SELECT thread_id FROM checkpoints")}
+    texts = [m.content for m in SqliteSaver(conn).get_tuple({"configurable": {"thread_id": tid}}).checkpoint[
+        "channel_values"]["messages"]]
+    conn.close()
+    assert tid in owners and "I like green tea." in texts and not any(LOCKER in str(t) for t in texts)
+
+
+def test_a_kept_thread_message_whose_id_quotes_the_code_is_not_observed_again(tmp_path: Path) -> None:
+    """Eighteenth breaker run (high): a kept message with the caller's id "note-<code>" was relabelled in the ledger
+    only; the thread still held the old id, so the next turn observed it again under its old ref. The thread copy
+    takes the ledger's label: the next turn finds it observed."""
+    from memory_graph import build_memory_graph
+
+    store = tmp_path / "s"
+    with Memory(store, user_id="alice") as mem:
+        conn = sqlite3.connect(str(store / THREADS_FILE), check_same_thread=False)
+        graph = build_memory_graph(checkpointer=SqliteSaver(conn))
+        config = {"configurable": {"thread_id": thread_key("alice", "t1")}}
+        graph.invoke({"messages": [HumanMessage(f"My locker code is {LOCKER}.", id="m1")]}, config=config, context=mem.context)
+        graph.invoke({"messages": [HumanMessage("I like green tea.", id=f"note-{LOCKER}")]}, config=config, context=mem.context)
+        locker_id = next(r["id"] for r in mem.inspect()["recent"] if LOCKER in r["text"])
+        assert mem.forget(locker_id, hard=True)["relabelled"]
+        graph.invoke({"messages": [HumanMessage("What's the weather?", id="m3")]}, config=config, context=mem.context)
+        conn.close()
+        rows = mem.store.ledger.query("SELECT text, ref FROM observations WHERE namespace='alice'")
+    assert [r["text"] for r in rows].count("I like green tea.") == 1
+    assert _files_containing(store, LOCKER.encode()) == []

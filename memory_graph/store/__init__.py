@@ -373,8 +373,9 @@ class Store:
         Raises:
             StoreError: the threads file cannot be read (it names the file); every other step is done, the job of
                 each unscrubbed namespace stays queued and is retried on the next open (fifth breaker run, F5)."""
-        from memory_graph.store import checkpoints
+        from memory_graph.store import checkpoints, tombstones
         from memory_graph.store.erase import erase_job_needles
+        from memory_graph.store.quoting import quotes
 
         done = {"threads": 0, "threads_unknown_owner": 0}
         if not self.ledger.erase_jobs():
@@ -382,20 +383,29 @@ class Store:
         failed: StoreError | None = None
         with self.session():
             owners = self.ledger.thread_owners()
+            with self.write() as tx:
+                salt = tombstones.salt(tx)
             for job in self.ledger.erase_jobs():
+                needles, same = erase_job_needles(job["needles"])
+                renamed: dict[str, str] = {}
                 if self.threads_folder is not None:
-                    needles, same = erase_job_needles(job["needles"])
                     try:
-                        rewritten, unknown = checkpoints.scrub_threads(
+                        rewritten, unknown, renamed = checkpoints.scrub_threads(
                             self.threads_folder, job["namespace"], needles, set(json.loads(job["refs"])), same,
-                            owners)
+                            owners, salt)
                     except StoreError as exc:  # an unreadable threads file: the job stays, the rest goes on
                         failed = failed or exc
                         continue
                     done["threads"] += rewritten
                     done["threads_unknown_owner"] = max(done["threads_unknown_owner"], unknown)
+                # the owners' record names the threads too: a quoting name moves as the thread did (or would)
+                for tid, owner in owners.items():
+                    if owner == job["namespace"] and tid not in renamed and quotes(tid, needles):
+                        renamed[tid] = checkpoints.relabelled_thread(tid, owner, salt)
                 with self.write() as tx:
+                    tx.rename_threads(renamed)
                     tx.drop_erase_job(job["id"])
+                owners = {renamed.get(t, t): o for t, o in owners.items()}
             self.ledger.vacuum()
         if failed is not None:
             raise StoreError(f"the hard delete is done in the ledger and the index, not in the chat threads: "

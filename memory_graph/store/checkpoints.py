@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from memory_graph.errors import StoreError
-from memory_graph.store.erase import Said
-from memory_graph.store.quoting import quotes_value, same_text, strings_of
-from memory_graph.threads import THREADS_FILE, kept_messages, owner_of
+from memory_graph.store.erase import Said, erased_label
+from memory_graph.store.quoting import quotes, quotes_value, same_text, strings_of
+from memory_graph.threads import THREADS_FILE, kept_messages, owner_of, thread_key
 
 
 def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str], same: Sequence[str] | Said = (),
-                  owners: Mapping[str, str] | None = None) -> tuple[int, int]:
+                  owners: Mapping[str, str] | None = None, salt: str = "") -> tuple[int, int, dict[str, str]]:
     """Rewrite the chat threads of ``user_id`` in ``folder/THREADS_FILE`` so that no message quotes erased content
     or carries it: a message that quotes a needle (as the ledger's rows are judged,
     :func:`memory_graph.store.quoting.quotes_value`: a code or a rare word as a whole word, so erasing "LH714" keeps a
@@ -30,19 +30,26 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
     A thread is ``user_id``'s when ``owners`` (the ledger's ``thread_owners``: every thread the graphs ran on) says
     so, or, when it does not name the thread, when its id is a :func:`memory_graph.threads.thread_key` of
     ``user_id``. Threads of other users and threads of no known owner (an app's own checkpointer sharing the file)
-    are never read or changed. Returns ``(threads rewritten, threads of no known owner)``.
+    are never read or changed.
+
+    Labels (``salt``: the store's, :func:`memory_graph.store.erase.erased_label`): a kept message whose id quotes a
+    needle gets the id its ledger copy's ref got (``erased:<digest>``), so the next turn finds it observed already;
+    a thread whose id quotes one moves to :func:`relabelled_thread` (eighteenth breaker run: a thread named
+    "locker-QX4471" kept the code in both files). No ``salt``: labels are left as they are.
+
+    Returns ``(threads rewritten, threads of no known owner, {old thread id: new} of the threads moved)``.
 
     Raises:
         StoreError: the file is not a readable SQLite database (it names the file)."""
     path = folder / THREADS_FILE
     if not path.exists():
-        return 0, 0
+        return 0, 0, {}
 
     needles = [n for n in needles if n]
     said = same if isinstance(same, Said) else Said(plain=[same_text(t) for t in same])
     owners = owners or {}
     try:
-        return _scrub(path, user_id, needles, refs, said, owners)
+        return _scrub(path, user_id, needles, refs, said, owners, salt)
     except sqlite3.DatabaseError as exc:  # a garbage or foreign file: a project error that names it (F5)
         raise StoreError(
             f"the chat threads file {path} cannot be read ({exc}): its copies of the erased messages were not "
@@ -52,7 +59,7 @@ def scrub_threads(folder: Path, user_id: str, needles: list[str], refs: set[str]
 
 
 def _scrub(path: Path, user_id: str, needles: list[str], refs: set[str], said: Said,
-           owners: Mapping[str, str]) -> tuple[int, int]:
+           owners: Mapping[str, str], salt: str) -> tuple[int, int, dict[str, str]]:
     from langchain_core.messages import BaseMessage
     from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -62,6 +69,7 @@ def _scrub(path: Path, user_id: str, needles: list[str], refs: set[str], said: S
         saver.setup()
         thread_ids = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()]
         rewritten = unknown = 0
+        renamed: dict[str, str] = {}
         for tid in thread_ids:
             owner = owners.get(tid) or owner_of(tid)
             if owner is None:
@@ -78,16 +86,21 @@ def _scrub(path: Path, user_id: str, needles: list[str], refs: set[str], said: S
             changed = False
             for key, value in list(values.items()):
                 if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
-                    kept = kept_messages(value, refs, needles, said)
-                    if len(kept) != len(value):
+                    kept = _relabelled(kept_messages(value, refs, needles, said), user_id, needles, salt)
+                    if len(kept) != len(value) or any(a is not b for a, b in zip(kept, value, strict=True)):
                         values[key], changed = kept, True
                 elif quotes_value(value, needles):
                     values[key] = "" if isinstance(value, str) else None
                     changed = True
-            if not changed and not (history > 1 and _thread_quotes(conn, saver, tid, needles, said)) and not nested:
+            moved = relabelled_thread(tid, user_id, salt) if salt and quotes(tid, needles) else tid
+            if (not changed and not (history > 1 and _thread_quotes(conn, saver, tid, needles, said)) and not nested
+                    and moved == tid):
                 continue
             checkpoint: Any = {**latest.checkpoint, "channel_values": values}
             saver.delete_thread(tid)
+            if moved != tid:
+                renamed[tid] = moved
+                config = {"configurable": {"thread_id": moved, "checkpoint_ns": ""}}
             saver.put(config, checkpoint, {"source": "update", "step": -1, "parents": {}},
                       dict(checkpoint.get("channel_versions") or {}))
             rewritten += 1
@@ -95,9 +108,27 @@ def _scrub(path: Path, user_id: str, needles: list[str], refs: set[str], said: S
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             conn.execute("VACUUM")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return rewritten, unknown
+        return rewritten, unknown, renamed
     finally:
         conn.close()
+
+
+def relabelled_thread(thread_id: str, user_id: str, salt: str) -> str:
+    """The id a thread of ``user_id`` whose id quotes erased content moves to: a
+    :func:`memory_graph.threads.thread_key` of the user keeps its owner with its name relabelled
+    (:func:`memory_graph.store.erase.erased_label`), any other id is relabelled whole."""
+    if owner_of(thread_id) == user_id:
+        return thread_key(user_id, erased_label(salt, user_id, json.loads(thread_id)[1]))
+    return erased_label(salt, user_id, thread_id)
+
+
+def _relabelled(messages: list[Any], user_id: str, needles: list[str], salt: str) -> list[Any]:
+    """``messages`` with each id that quotes a needle replaced by its label (the ledger ref's; none without
+    ``salt``); the others are the same objects."""
+    if not salt:
+        return messages
+    return [m.model_copy(update={"id": erased_label(salt, user_id, m.id)})
+            if isinstance(m.id, str) and m.id and quotes(m.id, needles) else m for m in messages]
 
 
 def _thread_quotes(conn: sqlite3.Connection, saver: Any, tid: str, needles: list[str], said: Said) -> bool:

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_graph.store import tombstones
-from memory_graph.store.items import ITEM_REF, parse_item_ref, path_ref, value_strings
+from memory_graph.store.items import ITEM_REF, path_ref, value_strings
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.quoting import (
     HASHED_MARK,
@@ -461,17 +461,28 @@ erasing the messages that carry it took a user's whole history (seventeenth brea
 
 def _messages_quoting(led: Ledger, ns: str, needles: Sequence[str]) -> tuple[set[str], dict[str, list[str]]]:
     """``(ids of the messages of ns whose text quotes a needle, {id: its LABELS that quote one})``. An item's ref is
-    the item's business (:func:`_items_to_erase`), never relabelled: it names the item."""
+    the item's business (:func:`_items_to_erase`), never relabelled: it names the item. A ref only shaped like one
+    (``item:...`` naming no item of ``ns``) is a caller's label like any other (eighteenth breaker run: it kept the
+    code, neither relabelled nor listed)."""
     if not needles:
         return set(), {}
     quoting, labels = set(), {}
+    items = {path_ref(r["path"], r["key"]) for r in led.query("SELECT path, key FROM items WHERE namespace=?", (ns,))}
     for row in led.query("SELECT id, text, ref, session_id FROM observations WHERE namespace=?", (ns,)):
         if row["text"] and quotes(row["text"], needles):
             quoting.add(row["id"])
         elif found := [f for f in LABELS if isinstance(row[f], str) and row[f] and quotes(row[f], needles)
-                       and not (f == "ref" and parse_item_ref(row[f]) is not None)]:
+                       and not (f == "ref" and row[f] in items)]:
             labels[row["id"]] = found
     return quoting, labels
+
+
+def erased_label(salt: str, ns: str, label: str) -> str:
+    """What a caller's label quoting erased content becomes: ``erased:`` and 16 hex digits of its salted digest
+    (the store's ``tombstones.salt``). The same label of ``ns`` always becomes the same string, so a message's ref,
+    its provenance and its chat thread copy's id stay equal (eighteenth breaker run: a thread message kept its
+    ``note-QX4471`` id and was observed again beside its relabelled copy); none can be read back."""
+    return tombstones.relabelled(salt, ns, label)
 
 
 def _relabel(cur: Tx, ns: str, labels: dict[str, list[str]], erased: set[str]) -> int:
@@ -487,7 +498,8 @@ def _relabel(cur: Tx, ns: str, labels: dict[str, list[str]], erased: set[str]) -
         if row is None:
             continue
         for name in fields:
-            label = "erased:" + tombstones.digest(pepper, ("label", ns, str(row[name])))[:16]
+            label = erased_label(pepper, ns, str(row[name]))
+            tombstones.remember(cur, [tombstones.label_key(ns, str(row[name]))])  # said again: relabelled again
             cur.execute(f"UPDATE observations SET {name}=? WHERE namespace=? AND id=?", (label, ns, oid))
             if name == "ref":
                 cur.execute("UPDATE provenance SET ref=? WHERE namespace=? AND observation_id=?", (label, ns, oid))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 Key = tuple[str, ...]
@@ -59,6 +59,38 @@ def task_key(ns: str, task_class: str) -> Key:
 
 def event_key(ns: str, memory_id: str | None, type_: str, detail: str, created_at: str) -> Key:
     return ("event", ns, memory_id or "", type_, detail, created_at)
+
+
+def label_key(ns: str, label: str) -> Key:
+    """A caller's label (a message's ref or session id) a hard delete relabelled."""
+    return ("label", ns, label)
+
+
+def relabelled(salt: str, ns: str, label: str) -> str:
+    """What ``label`` of ``ns`` becomes once it quoted erased content: ``erased:`` and the first 16 hex digits of
+    the digest of its :func:`label_key`, so a label remembered as relabelled (:func:`relabelled_among`) maps to the
+    same string the hard delete wrote."""
+    return "erased:" + digest(salt, label_key(ns, label))[:16]
+
+
+def relabelled_among(query: Callable[[str, Sequence[Any]], list[Any]], ns: str, labels: Iterable[str | None]) -> dict[str, str]:
+    """``{label: its relabelled form}`` of the ``labels`` of ``ns`` a hard delete relabelled (a read: ``query`` is
+    ``Ledger.query``; a store that never erased anything has no salt and answers ``{}``). A message said again
+    (re-ingested, in a chat thread, imported from another store) under a relabelled label takes the relabelled
+    one, so the erased content does not come back in its labels (eighteenth breaker run)."""
+    wanted = sorted({label for label in labels if label})
+    rows = query("SELECT value FROM meta WHERE key=?", (SALT_KEY,)) if wanted else []
+    if not rows:
+        return {}
+    pepper = str(rows[0]["value"])
+    by_digest = {digest(pepper, label_key(ns, label)): label for label in wanted}
+    found: dict[str, str] = {}
+    digests = sorted(by_digest)
+    for start in range(0, len(digests), 500):
+        chunk = digests[start : start + 500]
+        for r in query(f"SELECT digest FROM erased WHERE digest IN ({','.join('?' * len(chunk))})", tuple(chunk)):
+            found[by_digest[r["digest"]]] = "erased:" + str(r["digest"])[:16]
+    return found
 
 
 def salt(cur: Any) -> str:

@@ -426,9 +426,15 @@ class Tx:
             raise ValueError(f"no store-wide ids for {kind!r}")
         return self._ids_used(PORTABLE[kind][0], ids, "namespace != ? AND ", (ns,))
 
-    def observation_ids_in(self, ns: str, ids: Sequence[str]) -> list[str]:
-        """The ``ids`` that observations of namespace ``ns`` use."""
-        return self._ids_used("observations", ids, "namespace = ? AND ", (ns,))
+    def observation_refs(self, ns: str, ids: Sequence[str]) -> list[Any]:
+        """``id`` and ``ref`` of the observations of namespace ``ns`` among ``ids``."""
+        rows: list[Any] = []
+        for start in range(0, len(ids), 400):
+            chunk = list(ids[start : start + 400])
+            rows += self._cur.execute(
+                f"SELECT id, ref FROM observations WHERE namespace=? AND id IN ({','.join('?' * len(chunk))})",
+                (ns, *chunk)).fetchall()
+        return rows
 
     def ids_of_records(self, ids: Sequence[str], table: str) -> list[str]:
         """The ``ids`` that rows of ``table`` (``memories`` | ``observations``) use, in any namespace: a memory and a
@@ -533,6 +539,12 @@ class Tx:
         payload = job_payload(needles, same, tombstones.salt(self))
         self._cur.execute("INSERT INTO erase_jobs(namespace, needles, refs, created_at) VALUES (?,?,?,?)",
                           (ns, json.dumps(payload), json.dumps(sorted(refs)), now_iso()))
+
+    def rename_threads(self, renamed: dict[str, str]) -> None:
+        """Record the threads a hard delete moved (``{old thread id: new}``) under their new ids in
+        ``thread_owners``, keeping their owner."""
+        for old, new in renamed.items():
+            self._cur.execute("UPDATE OR REPLACE thread_owners SET thread_id=? WHERE thread_id=?", (new, old))
 
     def drop_erase_job(self, job_id: int) -> None:
         self._cur.execute("DELETE FROM erase_jobs WHERE id=?", (job_id,))
