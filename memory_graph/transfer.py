@@ -514,7 +514,9 @@ def read_export(path: str | Path) -> tuple[Header, list[_Record]]:
     try:
         return validate_records(parse_lines(text.splitlines()))
     except InvalidInputError as exc:
-        raise InvalidInputError(f"{file}:{str(exc).removeprefix('line ')}") from None
+        message = str(exc)  # "line N: ..." names PATH:N; a message of the whole file follows "PATH: "
+        raise InvalidInputError(f"{file}:{message.removeprefix('line ')}" if message.startswith("line ")
+                                else f"{file}: {message}") from None
 
 
 # ---- import -----------------------------------------------------------------------------------------------
@@ -669,7 +671,7 @@ def _relabel_labels(tx: Any, user: str, records: list[_Record]) -> None:
         [r.ref, r.session_id] if isinstance(r, ObservationRecord)
         else [s.ref for s in r.provenance] if isinstance(r, MemoryRecordOut)
         else [_event_ref(r)] if isinstance(r, EventRecord) else [])]
-    labels = tombstones.relabelled_among(lambda sql, params: tx.execute(sql, params).fetchall(), user, wanted)
+    labels = tx.relabelled_among(user, wanted)
     if not labels:
         return
     for record in records:

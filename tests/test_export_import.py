@@ -576,3 +576,17 @@ def test_a_header_user_with_a_control_character_is_refused(tmp_path: Path) -> No
         with pytest.raises(InvalidInputError, match="control characters"):
             import_records(mem.store, [_header(user="mallory\n[ok] imported", counts={"observation": 1}), record])
         assert mem.store.ledger.query("SELECT COUNT(*) AS n FROM observations")[0]["n"] == 0
+
+
+def test_an_empty_export_file_is_named_with_a_separator(tmp_path: Path) -> None:
+    """Eighteenth breaker run (low): ``import /dev/null`` said "/dev/null:the export is empty" (a file-wide message
+    read as a line number); a line's error still reads ``PATH:N: ...``."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(_header()) + "\n{not json\n", encoding="utf-8")
+    with _open(tmp_path / "s") as mem:
+        with pytest.raises(InvalidInputError, match=re.escape(f"{empty}: the export is empty")):
+            import_file(mem.store, empty)
+        with pytest.raises(InvalidInputError, match=re.escape(f"{bad}:2:")):
+            import_file(mem.store, bad)

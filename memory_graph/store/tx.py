@@ -426,6 +426,12 @@ class Tx:
             raise ValueError(f"no store-wide ids for {kind!r}")
         return self._ids_used(PORTABLE[kind][0], ids, "namespace != ? AND ", (ns,))
 
+    def relabelled_among(self, ns: str, labels: Sequence[str | None]) -> dict[str, str]:
+        """``tombstones.relabelled_among`` read inside this transaction."""
+        from memory_graph.store import tombstones
+
+        return tombstones.relabelled_among(lambda sql, params: self._cur.execute(sql, params).fetchall(), ns, labels)
+
     def observation_refs(self, ns: str, ids: Sequence[str]) -> list[Any]:
         """``id`` and ``ref`` of the observations of namespace ``ns`` among ``ids``."""
         rows: list[Any] = []
