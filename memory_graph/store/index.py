@@ -17,7 +17,8 @@ import logging
 import os
 import re
 import struct
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -147,7 +148,8 @@ class VectorIndex:
     over the whole collection (6x an unfiltered query at 10k records). Collections are created on a namespace's
     first write; a read of a namespace that has none finds nothing and creates nothing. ``remember_missing``: a
     collection found missing is not asked for again by this object (safe where the object is replaced whenever
-    another process writes, as the embedded store does; a server store asks each time)."""
+    another process writes, as the embedded store does; a server store asks each time), and the stored vectors it
+    read or wrote are kept (the ``VECTOR_CACHE`` most recent, :meth:`vectors`) on the same condition."""
 
     def __init__(self, path: Path | None, client: Any | None = None, prefix: str = "", remember_missing: bool = True) -> None:
         import chromadb
@@ -165,6 +167,7 @@ class VectorIndex:
         self.remember_missing = remember_missing
         self._handles: dict[str, Any] = {}
         self._missing: set[str] = set()
+        self._stored: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._pattern = re.compile(rf"{re.escape(prefix)}[0-9a-f]{{24}}-(?:{'|'.join(PARTS)})")
 
     # ---- collections ---------------------------------------------------------------------------------
@@ -218,11 +221,13 @@ class VectorIndex:
                 log.info("collection %s was not there to drop", name)
         self._handles.clear()
         self._missing.clear()
+        self._stored.clear()
 
     def close(self) -> None:
         """Release the Chroma client (its shared system stops with the last client of the path)."""
         self._handles.clear()
         self._missing.clear()
+        self._stored.clear()
         close = getattr(self.client, "close", None)
         if callable(close):
             close()
@@ -235,7 +240,9 @@ class VectorIndex:
         if not ids:
             return
         collection = self.collection(namespace, part, create=True)
+        self._forget(namespace, ids)  # a failed write leaves no vector cached that the index may not hold
         write(collection, ids, vectors, [{"type": t} for t in types])
+        self._remember(namespace, zip(ids, np.asarray(vectors, dtype=np.float32), strict=True))
 
     def delete(self, namespace: str | None, ids: Sequence[str], parts: Sequence[str] = PARTS) -> None:
         """Delete ``ids`` from ``namespace``'s ``parts`` that exist (every collection of the index when
@@ -243,8 +250,10 @@ class VectorIndex:
         if not ids:
             return
         if namespace is None:
+            self._stored.clear()
             targets = [self.client.get_collection(n, embedding_function=None) for n in self.names()]
         else:
+            self._forget(namespace, ids)
             targets = [c for p in parts if (c := self.collection(namespace, p)) is not None]
         for collection in targets:
             for start in range(0, len(ids), 2000):
@@ -283,8 +292,17 @@ class VectorIndex:
     def vectors(self, namespace: str, ids: Sequence[str], parts: Sequence[str] = PARTS) -> dict[str, np.ndarray]:
         """Stored embeddings of ``ids`` (those present in ``namespace``'s ``parts``) -> ``{id: vector}``. The
         parts are read side by side (``readers.side_by_side``); a record found in two parts (a move cut short)
-        takes the vector of the first of ``parts``."""
-        wanted = list(dict.fromkeys(ids))
+        takes the vector of the first of ``parts``.
+
+        The vectors this object read or wrote last (``VECTOR_CACHE``, kept only where ``remember_missing``) are
+        answered without a read: a record's stored vector changes only through this object's writes (an upsert
+        replaces it, a delete forgets it), or through another process, after which the store replaces this object.
+        A record's id names one kind of record of its namespace (memory ids and observation ids never meet), so a
+        kept vector is the one the part holding that record stores; a record moved between parts keeps its
+        vector. Issue 22: a recall's two reads by id (extra candidates, the chosen lines' vectors) were 2-5 ms of
+        it at 10k records."""
+        found = self._recalled(namespace, ids)
+        wanted = [i for i in dict.fromkeys(ids) if i not in found]
         collections = [c for part in parts if wanted and (c := self.collection(namespace, part)) is not None]
 
         def read(collection: Any) -> dict[str, np.ndarray]:
@@ -295,9 +313,36 @@ class VectorIndex:
             return found
 
         out: dict[str, np.ndarray] = {}
-        for found in side_by_side([partial(read, c) for c in collections]):
-            out.update((i, v) for i, v in found.items() if i not in out)
-        return out
+        for read_part in side_by_side([partial(read, c) for c in collections]):
+            out.update((i, v) for i, v in read_part.items() if i not in out)
+        self._remember(namespace, out.items())
+        return {i: v for i in dict.fromkeys(ids) if (v := found.get(i, out.get(i))) is not None}
+
+    def _recalled(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The kept vectors of ``ids`` (each marked most recently used)."""
+        found = {}
+        for i in ids:
+            key = (namespace, i)
+            vector = self._stored.get(key)
+            if vector is not None:
+                self._stored.move_to_end(key)
+                found[i] = vector
+        return found
+
+    def _remember(self, namespace: str, pairs: Iterable[tuple[str, np.ndarray]]) -> None:
+        if not self.remember_missing:
+            return
+        for i, vector in pairs:
+            kept = np.array(vector, dtype=np.float32)  # a copy no caller holds, read-only
+            kept.flags.writeable = False
+            self._stored[(namespace, i)] = kept
+            self._stored.move_to_end((namespace, i))
+        while len(self._stored) > VECTOR_CACHE:
+            self._stored.popitem(last=False)
+
+    def _forget(self, namespace: str, ids: Iterable[str]) -> None:
+        for i in ids:
+            self._stored.pop((namespace, i), None)
 
     def nearest(self, namespace: str, part: str, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
         """The ``n`` nearest records of ``namespace``'s ``part``, unfiltered -> ``[(id, cosine)]``, nearest first
@@ -348,6 +393,7 @@ class VectorIndex:
 
     def restore(self, name: str, ids: list[str], vectors: np.ndarray, metas: list[dict[str, Any]]) -> None:
         """Write a dumped collection back under its name (after a compaction)."""
+        self._stored.clear()
         collection = self.client.get_or_create_collection(
             name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None)
         if ids:
@@ -370,6 +416,8 @@ search of what the ledger finds for the filter."""
 FEW_MATCHES = 256
 """A short request whose filter the ledger can resolve (``Ledger.memory_ids_matching``) to at most this many
 memories scores those itself (their stored vectors, :func:`cosine_ranked`) before a wider fetch."""
+VECTOR_CACHE = 4096
+"""Stored vectors a :class:`VectorIndex` keeps after reading or writing them (about 6 MB at 384 dimensions)."""
 FILE_BATCH = 64
 """Records a namespace's inbox holds before they are moved to their parts (``Store.index_turn``): one read, two
 writes and a delete per batch instead of per turn; the ``live`` part then holds at most this many records a

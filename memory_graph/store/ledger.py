@@ -84,7 +84,7 @@ CREATE TABLE IF NOT EXISTS schema_votes (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS index_deletes (collection TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (collection, id));
 CREATE INDEX IF NOT EXISTS obs_dirty ON observations(indexed);
-CREATE INDEX IF NOT EXISTS obs_ns_unprocessed ON observations(namespace, processed);
+CREATE INDEX IF NOT EXISTS obs_ns_unprocessed_time ON observations(namespace, processed, time);
 """
 
 MIGRATIONS: tuple[str, ...] = (
@@ -135,6 +135,12 @@ MIGRATIONS: tuple[str, ...] = (
     # ``index_deletes`` rows queued before name none and are deleted from every collection
     "CREATE TABLE IF NOT EXISTS index_drops (namespace TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (namespace, id)) "
     "WITHOUT ROWID",
+    # 14 (2026-12-06): a namespace's unlinked observations, oldest first, by one index range (every turn reads them,
+    # ``Ledger.unprocessed_observations``): with ``(namespace, processed)`` the planner took ``obs_ns_time`` for
+    # the order and read every observation of the namespace (1.7 ms a turn at 10k, issue 22)
+    "CREATE INDEX IF NOT EXISTS obs_ns_unprocessed_time ON observations(namespace, processed, time)",
+    # 15 (2026-12-06): the index it replaces (a prefix of it)
+    "DROP INDEX IF EXISTS obs_ns_unprocessed",
 )
 """Schema changes after the base ``SCHEMA``, in order; ``PRAGMA user_version`` counts those applied. Opening a
 store applies the missing ones in one transaction; a store whose version is newer than this code is refused."""
