@@ -32,11 +32,11 @@ import numpy as np
 from memory_graph.config import Context
 from memory_graph.errors import InvalidInputError
 from memory_graph.knapsack import knapsack
+from memory_graph.parallel import side_by_side
 from memory_graph.records import FORGET_REQUEST, Recall, RecallItem, Status, is_assistant, searchable_text
 from memory_graph.store import IndexQuery, Store, new_id
 from memory_graph.store.ledger import Candidates
 from memory_graph.store.lexical import LEXICAL_FETCH, LEXICAL_K
-from memory_graph.store.readers import side_by_side
 from memory_graph.timeutil import from_iso, parse_time, to_epoch, to_iso
 from memory_graph.tokens import count_tokens
 from memory_graph.usefulness import (

@@ -42,6 +42,7 @@ from memory_graph.errors import (
     StoreError,
     StoreNotFoundError,
 )
+from memory_graph.parallel import side_by_side
 from memory_graph.records import LIVE_STATUSES, searchable_text
 from memory_graph.store import lexical
 from memory_graph.store.index import (
@@ -66,7 +67,6 @@ from memory_graph.store.index import (
 )
 from memory_graph.store.ledger import Ledger
 from memory_graph.store.lexical import LEXICAL_K
-from memory_graph.store.readers import side_by_side
 from memory_graph.store.sql import is_database_url, looks_like_url, redact_url
 from memory_graph.store.tx import Tx, new_id, now_iso
 from memory_graph.timeutil import to_epoch

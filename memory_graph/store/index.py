@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_graph.store.readers import side_by_side
+from memory_graph.parallel import side_by_side
 
 FAR_FUTURE = 253402300800  # 10000-01-01T00:00:00Z, after every storable time: stands for "still valid"
 log = logging.getLogger(__name__)
@@ -291,7 +291,7 @@ class VectorIndex:
 
     def vectors(self, namespace: str, ids: Sequence[str], parts: Sequence[str] = PARTS) -> dict[str, np.ndarray]:
         """Stored embeddings of ``ids`` (those present in ``namespace``'s ``parts``) -> ``{id: vector}``. The
-        parts are read side by side (``readers.side_by_side``); a record found in two parts (a move cut short)
+        parts are read side by side (``parallel.side_by_side``); a record found in two parts (a move cut short)
         takes the vector of the first of ``parts``.
 
         The vectors this object read or wrote last (``VECTOR_CACHE``, kept only where ``remember_missing``) are

@@ -1,4 +1,4 @@
-"""Reads run side by side (``memory_graph.store.readers``, issue 22): results in the order asked, every read
+"""Reads run side by side (``memory_graph.parallel``, issue 22): results in the order asked, every read
 waited for before an error is raised again, and a search's answer the same as read one part after another."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from fakes import StemBagEmbedder
 
-from memory_graph import Memory
-from memory_graph.store import readers
+from memory_graph import Memory, parallel
 from memory_graph.store.index import PARTS
 
 
@@ -25,9 +24,9 @@ def test_results_come_in_the_order_asked_and_the_first_call_runs_in_the_caller()
         time.sleep(delay)
         return n
 
-    assert readers.side_by_side([lambda: call(1, 0.0), lambda: call(2, 0.05), lambda: call(3, 0.0)]) == [1, 2, 3]
+    assert parallel.side_by_side([lambda: call(1, 0.0), lambda: call(2, 0.05), lambda: call(3, 0.0)]) == [1, 2, 3]
     assert threads.count(caller) == 1
-    assert readers.side_by_side([]) == [] and readers.side_by_side([lambda: 7]) == [7]
+    assert parallel.side_by_side([]) == [] and parallel.side_by_side([lambda: 7]) == [7]
 
 
 def test_an_error_is_raised_only_after_every_read_ended() -> None:
@@ -41,10 +40,10 @@ def test_an_error_is_raised_only_after_every_read_ended() -> None:
         raise KeyError("boom")
 
     with pytest.raises(KeyError):
-        readers.side_by_side([fail, slow])
+        parallel.side_by_side([fail, slow])
     assert finished.is_set()  # the slow read did not outlive the call
     with pytest.raises(KeyError):
-        readers.side_by_side([slow, fail])
+        parallel.side_by_side([slow, fail])
 
 
 def test_the_parts_read_side_by_side_give_what_one_part_after_another_gives(tmp_path: Path) -> None:
@@ -55,7 +54,7 @@ def test_the_parts_read_side_by_side_give_what_one_part_after_another_gives(tmp_
         vector = mem.store.embed(["where do I live?"])[0]
         with mem.store.session():
             index = mem.store.index
-            together = readers.side_by_side([lambda p=p: index.nearest("dana", p, vector, 10) for p in PARTS])
+            together = parallel.side_by_side([lambda p=p: index.nearest("dana", p, vector, 10) for p in PARTS])
             alone = [index.nearest("dana", p, vector, 10) for p in PARTS]
             ids = [i for hits in alone for i, _ in hits]
             assert together == alone and ids
