@@ -89,11 +89,16 @@ class MemoryGraphPeer(Peer):
         return self.mem.recall(text)
 
     def forget_caches(self) -> None:
-        """Drop the store's recent-embedding cache (a repeated text is not embedded again): every pass of queries
-        starts cold, as the floors do (they embed every query). The queries are distinct anyway."""
+        """Drop the store's recent-embedding cache (a repeated text is not embedded again) and the stored vectors
+        its index keeps (``VectorIndex.vectors``): every pass of queries starts cold, as the floors do (they embed
+        every query). The queries are distinct anyway."""
         vectors = getattr(self.mem.store, "_vectors", None)
         if isinstance(vectors, dict):
             vectors.clear()
+        index = getattr(self.mem.store, "_index", None)
+        kept = getattr(index, "_stored", None)
+        if kept is not None:
+            kept.clear()
 
     def memories(self) -> int:
         return int(sum(self.mem.inspect()["memories"].values()))

@@ -108,3 +108,22 @@ def test_the_cache_is_bounded_and_off_where_another_process_may_write(tmp_path: 
     shared.upsert("u", LIVE, ids, np.stack([_unit(i) for i in range(5)]), [MEMORY] * 5)
     assert set(shared.vectors("u", ids)) == set(ids) and not shared._stored
     shared.close()
+
+
+def test_a_hard_delete_leaves_no_kept_vector_of_what_it_erased(stem_memory: Any) -> None:
+    mem = stem_memory("u")
+    mem.observe("My locker code is 4471.", time="2026-01-02T09:00:00Z")
+    mem.observe("I live in Lisbon.", time="2026-01-03T09:00:00Z")
+    recall = mem.recall("What is my locker code?")
+    locker = next(it.id for it in recall.items if "4471" in it.text)
+    with mem.store.session():
+        kept_before = {i for _, i in mem.store.index._stored}
+        keeps = mem.store.index.remember_missing  # the embedded store's index; a server store's keeps none
+    assert (locker in kept_before) if keeps else not kept_before, "the recall kept the vectors it read or wrote"
+    erased = mem.forget(locker, hard=True)
+    gone = {*erased["forgotten"], *erased["observations"]}
+    with mem.store.session():
+        kept = {i for _, i in mem.store.index._stored}
+        assert not kept & gone
+        assert mem.store.index.vectors("u", sorted(gone)) == {}
+    assert all("4471" not in it.text for it in mem.recall("What is my locker code?").items)
