@@ -276,9 +276,13 @@ def test_memory_graph_ui_serves_the_page(store: dict[str, Any], browser: Any) ->
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     for var in ("MEMORY_GRAPH_STORE", "MEMORY_GRAPH_USER", "MEMORY_GRAPH_DATABASE_URL"):
         env.pop(var, None)
+    # Ctrl-C (SIGINT) stops the server. A child inherits an ignored SIGINT (pytest started in the background by a
+    # shell without job control, as `(pytest &)` or `nohup pytest &` do), and Python then leaves it ignored: the
+    # server would never stop. So the child starts with SIGINT's default, as a terminal's command does.
     proc = subprocess.Popen([sys.executable, "-m", "memory_graph.cli", "ui", "--port", "0", "--store",
                              str(store["path"]), "--user", "alice"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env=env, cwd=ROOT)
+                            text=True, env=env, cwd=ROOT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         lines = _lines(proc)
         try:
