@@ -90,15 +90,9 @@ class MemoryGraphPeer(Peer):
 
     def forget_caches(self) -> None:
         """Drop the store's recent-embedding cache (a repeated text is not embedded again) and the stored vectors
-        its index keeps (``VectorIndex.vectors``): every pass of queries starts cold, as the floors do (they embed
+        its index keeps (``Store.drop_caches``): every pass of queries starts cold, as the floors do (they embed
         every query). The queries are distinct anyway."""
-        vectors = getattr(self.mem.store, "_vectors", None)
-        if isinstance(vectors, dict):
-            vectors.clear()
-        index = getattr(self.mem.store, "_index", None)
-        kept = getattr(index, "_stored", None)
-        if kept is not None:
-            kept.clear()
+        self.mem.store.drop_caches()
 
     def memories(self) -> int:
         return int(sum(self.mem.inspect()["memories"].values()))

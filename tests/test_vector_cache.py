@@ -127,3 +127,14 @@ def test_a_hard_delete_leaves_no_kept_vector_of_what_it_erased(stem_memory: Any)
         assert not kept & gone
         assert mem.store.index.vectors("u", sorted(gone)) == {}
     assert all("4471" not in it.text for it in mem.recall("What is my locker code?").items)
+
+
+def test_drop_caches_forgets_embedded_texts_and_kept_vectors(stem_memory: Any) -> None:
+    mem = stem_memory("u")
+    mem.observe("I live in Lisbon.", time="2026-01-03T09:00:00Z")
+    first = mem.recall("Where do I live?")
+    mem.store.drop_caches()
+    assert not mem.store._vectors
+    with mem.store.session():
+        assert not mem.store.index._stored
+    assert [it.id for it in mem.recall("Where do I live?").items] == [it.id for it in first.items]

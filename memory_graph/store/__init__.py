@@ -536,6 +536,14 @@ class Store:
             self._vectors.pop(next(iter(self._vectors)))
         return np.stack([found[t] for t in texts])
 
+    def drop_caches(self) -> None:
+        """Forget the texts embedded recently (:meth:`embed`) and the stored vectors the open index keeps
+        (``VectorIndex.vectors``): the next reads start cold. Changes no result (benchmarks use it between passes)."""
+        with self._thread_lock:
+            self._vectors.clear()
+            if self._index is not None:
+                self._index.forget_kept()
+
     # ---- index operations (every Chroma call of the project goes through these) --------------------------------
 
     def search_memories(

@@ -340,6 +340,10 @@ class VectorIndex:
         while len(self._stored) > VECTOR_CACHE:
             self._stored.popitem(last=False)
 
+    def forget_kept(self) -> None:
+        """Drop every kept vector (the next :meth:`vectors` reads from Chroma)."""
+        self._stored.clear()
+
     def _forget(self, namespace: str, ids: Iterable[str]) -> None:
         for i in ids:
             self._stored.pop((namespace, i), None)
